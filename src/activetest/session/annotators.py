@@ -129,10 +129,13 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
     on drawn items) in the ``annotations`` table, so that agreement is computed on them
     as on the page's answers; returns how many were stored.
 
-    A record's kind is ``import`` (a vote), or ``ground truth`` when Label Studio marks it
+    A record's kind is the one it names (``kind``: the sheet a session file put back
+    leaves, ``answer``, ``adjudication``, ...: the row comes back as it was, with its
+    time, once), else ``import`` (a vote), or ``ground truth`` when Label Studio marks it
     so (it settled the item: not a vote). The same label from the same annotator again
     (the file imported twice) is not stored again; a different one is (their latest
-    answer counts). Records naming no annotator (None, or text of whitespace only:
+    answer counts). Records marked undone are :func:`keep_undone`'s. Records naming no
+    annotator (None, or text of whitespace only:
     :func:`~activetest.session.annotator_records.names_no_one`, the import's rule) carry
     no identity to compare, and are not kept. Call it inside the import's transaction,
     after its checks: the records are those it accepted (a classification's labels and a
@@ -171,13 +174,10 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
             if stmt.strip():
                 c.execute(stmt)
         for r in named:
-            row = index.get(str(r.item_id))
-            spec = getattr(r, "answer_of", None)
-            label = r.label
-            if (row is None or row not in drawn or (spec and spec not in specs)
-                    or not isinstance(label, (int, np.integer)) or isinstance(label, bool)
-                    or not 0 <= int(label) < n_levels):
+            row = _accepted(r, index, drawn, specs, n_levels)
+            if row is None:
                 continue  # not a label the import accepted
+            spec, label = getattr(r, "answer_of", None), r.label
             role = f"compare:{spec}" if spec else "target"
             kind = _kind_of(r)
             who = names[id(r)]
@@ -197,6 +197,20 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
                                    int(label), kind, at))
         store.note_annotations(kept)  # (kept beside a file put back: store_marks)
     return len(kept)
+
+
+def _accepted(r: Any, index: Mapping[str, int], drawn: set[int], specs: set[str],
+              n_levels: int) -> int | None:
+    """The pool row of an imported record's item where the import accepted its label (a
+    drawn item, a compared target of the session, a level in range), else None."""
+    row = index.get(str(r.item_id))
+    spec = getattr(r, "answer_of", None)
+    label = r.label
+    if (row is None or row not in drawn or (spec and spec not in specs)
+            or not isinstance(label, (int, np.integer)) or isinstance(label, bool)
+            or not 0 <= int(label) < n_levels):
+        return None
+    return row
 
 
 def _kind_of(r: Any) -> str:
@@ -231,7 +245,8 @@ def keep_undone(session: Any, records: Sequence[Any]) -> int:
     """
     named = [r for r in records if not isinstance(r, tuple)
              and getattr(r, "undone", None) is not None
-             and isinstance(getattr(r, "annotator", None), str) and r.annotator.strip()]
+             and isinstance(getattr(r, "annotator", None), str)
+             and not names_no_one(r.annotator)]
     if not named:
         return 0
     store = session.store
@@ -245,13 +260,10 @@ def keep_undone(session: Any, records: Sequence[Any]) -> int:
             if stmt.strip():
                 c.execute(stmt)
         for r in named:
-            row = index.get(str(r.item_id))
-            spec = getattr(r, "answer_of", None)
-            label = r.label
-            if (row is None or row not in drawn or (spec and spec not in specs)
-                    or not isinstance(label, (int, np.integer)) or isinstance(label, bool)
-                    or not 0 <= int(label) < n_levels):
+            row = _accepted(r, index, drawn, specs, n_levels)
+            if row is None:
                 continue  # not a label the import accepted
+            spec, label = getattr(r, "answer_of", None), r.label
             role = f"compare:{spec}" if spec else "target"
             who, kind = check_name(r.annotator), _kind_of(r)
             at = getattr(r, "time", None) or now()
