@@ -242,10 +242,9 @@ def test_a_commit_reads_none_of_the_answers_kept_before_it(pool_files: PoolFiles
     """The answers a store keeps for a file put back: each commit rebuilt the whole list
     of every answer kept so far (a long ``serve``: each answer cost O(all answers
     before it), quadratic in all). Counted, not timed: after 26 answers in 13 commits,
-    the next commit reads no field of any answer kept before it, and an undo reads none
-    either; the answers are all still kept (the sheet beside a backup put back holds
-    every one in order but the undone page answers, of each role; an import under the
-    same name and time stays)."""
+    the next commit reads no field of any answer kept before it; the answers are all
+    still kept (the sheet beside a backup put back holds every one, in order: an undo
+    adds its undone rows, ``test_undos_of_what_the_backup_holds_are_carried_by_the_sheet``)."""
     from activetest.session.store_rows import Annotation
 
     env = cli_env(tmp_path)
@@ -268,18 +267,13 @@ def test_a_commit_reads_none_of_the_answers_kept_before_it(pool_files: PoolFiles
         for k in range(12):
             kept += _note_answers(s, [(k % 3, "target", f"a{k}", "answer", f"t{k}"),
                                       (k % 3, "target", f"b{k}", "import", f"t{k}")], Probe)
-        # a5's answer to a compared answer (undone with its label's), and an import
-        # under a5's name at its time (not an answer: kept)
+        # a5's answer to a compared answer, and an import under a5's name at its time
         kept += _note_answers(s, [(2, "compare:m", "a5", "answer", "t5"),
                                   (2, "target", "a5", "import", "t5")], Probe)
         before = {a.id for a in kept}
         reads.clear()
         kept += _note_answers(s, [(0, "target", "c", "answer", "t12")], Probe)
         assert not before & set(reads), sorted(before & set(reads))
-        reads.clear()
-        with s.store.transaction():  # a5's answers undone (the imports: not answers)
-            s.store.note_undone(5 % 3, "a5", "t5")
-        assert not reads, reads
         subprocess.run(["cp", str(backup), str(db)], check=True)
         try:
             _note_answers(s, [(1, "target", "d", "answer", "t13")], Annotation)
@@ -290,21 +284,20 @@ def test_a_commit_reads_none_of_the_answers_kept_before_it(pool_files: PoolFiles
             raise AssertionError("a write into a backup put back was not refused")
     finally:
         s.close()
-    assert "25 annotator answer(s)" in msg, msg
+    assert "27 annotator answer(s)" in msg, msg
     (sheet,) = tmp_path.glob("s.unsaved-*.csv")
     with sheet.open(newline="", encoding="utf-8") as f:
         got = [(r["annotator"], r["source"], r["answer_of"]) for r in csv.DictReader(f)]
     whose = {"target": "", "compare:m": "m"}
-    assert got == [(a.annotator, f"{a.kind} ({a.annotator})", whose[a.role]) for a in kept
-                   if (a.annotator, a.kind) != ("a5", "answer")]
-    assert ("a5", "import (a5)", "") in got and len(got) == 25
+    assert got == [(a.annotator, f"{a.kind} ({a.annotator})", whose[a.role]) for a in kept]
+    assert ("a5", "import (a5)", "") in got and len(got) == 27
 
 
 def test_what_a_savepoint_rolled_back_is_not_kept_as_saved(pool_files: PoolFiles,
                                                            tmp_path: Path) -> None:
     """A part of a write refused in its savepoint (``SessionStore.savepoint``: the
     page's answer of a batch) is rolled back in the file and in what the store keeps of
-    its own writes: a label change, an answer and an undo noted in it are not kept. (A
+    its own writes: a label change and an answer noted in it are not kept. (A
     label change was: the next write then found it missing from the file's history and
     refused the file as put back.) The next write is taken, and a backup really put
     back afterwards has beside it what was saved, and only that."""
@@ -325,7 +318,6 @@ def test_what_a_savepoint_rolled_back_is_not_kept_as_saved(pool_files: PoolFiles
             with pytest.raises(ValueError, match="refused"), s.store.savepoint("part"):
                 s.store.set_labels([(1, 1)], "refused")
                 _note_answers(s, [(1, "target", "bob", "answer", "t1")], Annotation)
-                s.store.note_undone(0, "ann", "t0")
                 raise ValueError("refused")
         assert {i: x.source for i, x in s.store.labels().items()} == {0: "saved"}
         s.store.set_labels([(2, 0)], "next")  # the next write: taken

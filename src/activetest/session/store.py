@@ -269,11 +269,10 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         #: content, read when a put-back is seen, tells which it no longer holds)
         self._written: list[LabelChange] = []
         self._writing: list[LabelChange] = []
-        #: the ``annotations`` rows (each annotator's answer) written alike
-        #: (:meth:`note_annotations`), and the page's answers undone in the open one
+        #: the ``annotations`` rows (each annotator's answer, an undone one as a row
+        #: marked undone) written alike (:meth:`note_annotations`)
         self._annotated = KeptAnswers()
         self._annotating: list[Annotation] = []
-        self._undoing: list[tuple[int, str, str]] = []
         #: False when the file was opened read-only (it, its folder or its disk cannot
         #: be written): reads work, :meth:`transaction` raises SessionReadOnlyError.
         self.writable = _writable
@@ -636,7 +635,7 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
                 raise self._locked(exc) from None
             raise write_error(self.path, exc) from None
         self._depth = 1
-        self._writing, self._annotating, self._undoing = [], [], []
+        self._writing, self._annotating = [], []
         try:
             mark, why = check_mark(self._conn, self._mark, self._written)
             if why:  # a file copied over this one (the same inode): refused, as moved
@@ -674,7 +673,7 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             raise write_error(self.path, exc) from None
         self._mark = mark
         self._written += self._writing  # (O(this commit's): the list is extended)
-        self._annotated.commit(self._annotating, self._undoing)
+        self._annotated.commit(self._annotating)
         self._fold_journal()
 
     def note_annotations(self, rows: Iterable[Annotation]) -> None:
@@ -685,18 +684,13 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         (:func:`~activetest.session.store_marks.put_back_error`)."""
         self._annotating.extend(rows)
 
-    def note_undone(self, index: int, annotator: str, at: str) -> None:
-        """Remember that the page's answer of ``annotator`` on pool row ``index`` given at
-        ``at`` was undone in the open write transaction (no longer to be written beside
-        a file put back, :meth:`note_annotations`)."""
-        self._undoing.append((int(index), annotator, at))
-
     @contextlib.contextmanager
     def savepoint(self, name: str) -> Iterator[sqlite3.Connection]:
         """A savepoint ``name`` inside the open write transaction (:meth:`transaction`):
         should its body raise, what it wrote is rolled back to the savepoint, and so is
-        what the store noted of it (the label changes, the page's answers and undos kept
-        for a file put back, :meth:`note_annotations`); the error is raised on.
+        what the store noted of it (the label changes and the annotators' answers, undone
+        ones too, kept for a file put back, :meth:`note_annotations`); the error is
+        raised on.
 
         Without the second half, a part refused after a label change (the page's answer
         whose settled label the same-text check refused, in a batch of answers) left
@@ -715,14 +709,13 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             raise RuntimeError("a savepoint needs an open write transaction")
         if not name.isidentifier():
             raise ValueError(f"savepoint name must be an identifier, got {name!r}")
-        kept = len(self._writing), len(self._annotating), len(self._undoing)
+        kept = len(self._writing), len(self._annotating)
         self._conn.execute(f"SAVEPOINT {name}")
         try:
             yield self._conn
         except BaseException:
             del self._writing[kept[0]:]
             del self._annotating[kept[1]:]
-            del self._undoing[kept[2]:]
             # (should the rollback itself fail, that error is raised instead)
             self._conn.execute(f"ROLLBACK TO {name}")
             self._conn.execute(f"RELEASE {name}")

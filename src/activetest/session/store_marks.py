@@ -61,16 +61,15 @@ class WriteMark:
 
 
 class KeptAnswers:
-    """The ``annotations`` rows (each annotator's answer) a store committed and has not
-    undone since, in the order written: what :func:`unsaved_annotations` looks for in a
-    file put back.
+    """The ``annotations`` rows (each annotator's answer; an answer undone since as its
+    row marked undone, :attr:`Annotation.undone`) a store committed, in the order
+    written: what :func:`unsaved_annotations` looks for in a file put back.
 
-    Each commit costs what it wrote and undid, not what was kept before it (a long
-    labelling page kept thousands: rebuilding the list of all of them at each commit
-    made an answer cost O(all answers before it)). A row is kept under a serial number
-    (a dict keeps the order written), each page answer (kind ``"answer"``) also under
-    its undo key (pool row, annotator, time), so that an undo drops the rows it names
-    (one per role) without reading the others.
+    Each commit costs what it wrote, not what was kept before it (a long labelling
+    page kept thousands: rebuilding the list of all of them at each commit made an
+    answer cost O(all answers before it)). An undo adds its undone rows, never drops
+    any: the sheet beside a file put back carries both, so that ``import`` takes back
+    an answer the file still holds standing.
 
     Kept whole, as the label changes are: a file can be put back with any older content
     (a backup made before this process opened it), and only the file's content, read
@@ -78,28 +77,15 @@ class KeptAnswers:
     """
 
     def __init__(self) -> None:
-        self._rows: dict[int, Annotation] = {}
-        self._answers: dict[tuple[int, str, str], list[int]] = {}
-        self._next = 0  # the next row's serial
+        self._rows: list[Annotation] = []
 
-    def commit(self, rows: Iterable[Annotation], undone: Iterable[tuple[int, str, str]]
-               ) -> None:
-        """Keep ``rows`` (written by a transaction that committed), then drop the page
-        answers whose (pool row, annotator, time) the same transaction undid
-        (``undone``: kept before, or among ``rows``; its imports and adjudications
-        stay)."""
-        for a in rows:
-            serial, self._next = self._next, self._next + 1
-            self._rows[serial] = a
-            if a.kind == "answer":
-                self._answers.setdefault((a.index, a.annotator, a.at), []).append(serial)
-        for key in undone:
-            for serial in self._answers.pop(key, ()):
-                del self._rows[serial]
+    def commit(self, rows: Iterable[Annotation]) -> None:
+        """Keep ``rows`` (written by a transaction that committed)."""
+        self._rows.extend(rows)
 
     def rows(self) -> list[Annotation]:
         """The rows kept, in the order written."""
-        return list(self._rows.values())
+        return list(self._rows)
 
 
 def read_mark(conn: sqlite3.Connection) -> WriteMark | None:
