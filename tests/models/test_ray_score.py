@@ -24,6 +24,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.models]
 
 ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
+#: How long scoring the 24 items on 2 CPUs may go on after a worker is killed (its shard
+#: retried): the join returns as soon as scoring ends; the cap only ends a hung run.
+SCORE_SECONDS = 600.0
 TOL = 1e-4  # same model and prompt ids; llama.cpp thread counts may differ in the last bits
 
 
@@ -70,7 +73,9 @@ def test_killed_worker_is_retried_and_the_table_round_trips(cluster, tmp_path: P
         except BaseException as exc:  # handed to the test
             box["error"] = exc
 
-    worker = threading.Thread(target=run)
+    # a daemon: should scoring hang, the test fails with its message below and pytest
+    # still exits (a live non-daemon thread would keep the run waiting for ever)
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     killed = None
     deadline = time.monotonic() + 300
@@ -80,7 +85,11 @@ def test_killed_worker_is_retried_and_the_table_round_trips(cluster, tmp_path: P
             killed = running[0]
             os.kill(killed, signal.SIGKILL)  # a real worker process, mid-shard
         time.sleep(0.05)
-    worker.join(timeout=600)
+    worker.join(timeout=SCORE_SECONDS)  # returns as soon as scoring ends (or fails)
+    assert not worker.is_alive(), (
+        f"score_with_ray had not returned {SCORE_SECONDS:g} s after the kill loop ended "
+        f"(worker killed: {killed}; a shard's retry hung?); shard workers running now: "
+        f"{_shard_workers()}")
     assert "error" not in box, box.get("error")
     assert killed is not None, "no scoring worker was seen running"
     assert not psutil.pid_exists(killed) or psutil.Process(killed).status() == "zombie"
