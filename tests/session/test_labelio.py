@@ -608,6 +608,19 @@ def test_unknown_format(tmp_path: Path) -> None:
 # first: under a minute to 3 minutes.
 
 
+#: How long a fresh Label Studio may take to migrate its database and answer /health.
+LABEL_STUDIO_START_SECONDS = 400.0
+
+
+def _log_tail(path: Path, chars: int = 3000) -> str:
+    """The last ``chars`` characters of the server's log (what it said before failing)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        return f"(its log {path} cannot be read: {exc})"
+    return text[-chars:] if text.strip() else f"(its log {path} is empty)"
+
+
 def _label_studio_exe() -> str | None:
     local = Path(__file__).resolve().parents[2] / ".venv-ls" / "bin" / "label-studio"
     exe = (os.environ.get("ACTIVETEST_LABEL_STUDIO") or (str(local) if local.is_file() else None)
@@ -638,18 +651,23 @@ def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Cli
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60,
                           headers={"Authorization": f"Token {token}"})
     try:
-        deadline = time.monotonic() + 400
+        deadline = time.monotonic() + LABEL_STUDIO_START_SECONDS
+        health = "no answer yet"
         while True:
             if proc.poll() is not None:
-                pytest.fail("label-studio exited:\n"
-                            + (work / "server.log").read_text(errors="replace")[-3000:])
+                pytest.fail(f"label-studio exited (code {proc.returncode}); the end of its "
+                            f"log:\n{_log_tail(work / 'server.log')}")
             try:
-                if client.get("/health").json().get("status") == "UP":
+                r = client.get("/health")
+                health = f"{r.status_code} {r.text[:200]!r}"
+                if r.json().get("status") == "UP":
                     break
-            except (httpx.HTTPError, ValueError):
-                pass
+            except (httpx.HTTPError, ValueError) as exc:
+                health = f"{type(exc).__name__}: {exc}"
             if time.monotonic() > deadline:
-                pytest.fail("label-studio did not come up in 400 s")
+                pytest.fail(f"label-studio did not come up in {LABEL_STUDIO_START_SECONDS:g} s "
+                            f"(its /health last: {health}); the end of its log:\n"
+                            f"{_log_tail(work / 'server.log')}")
             time.sleep(2)
         yield client
     finally:
