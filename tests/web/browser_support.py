@@ -7,6 +7,8 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
@@ -149,3 +151,51 @@ def message(driver: Any) -> tuple[str, list[str]]:
         "const m = document.getElementById('message'); "
         "return [m.textContent, Array.from(m.querySelectorAll('bdi'), (b) => b.textContent)]")
     return str(text), list(isolated)
+
+
+#: Installed in a page by :func:`watch`: the times (the page's ``performance.now()``, ms)
+#: its event loop ran a 100 ms timer, and those it sent ``api/alive``.
+_WATCH = """
+if (!window.__watch) {
+  const w = window.__watch = {since: performance.now(), ticks: [], alive: []};
+  setInterval(() => w.ticks.push(performance.now()), 100);
+  const real = window.fetch;
+  window.fetch = function (url, opts) {
+    if (String(url).endsWith("api/alive")) { w.alive.push(performance.now()); }
+    return real.apply(this, arguments);
+  };
+}
+"""
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What a page did since :func:`watch`, in seconds of its own clock: the longest time
+    its event loop did not run (the browser stalled: a loaded machine) and the longest
+    time it sent no ``api/alive`` (its heartbeat stopped, or the browser stalled)."""
+
+    seconds: float
+    longest_stall: float
+    longest_silence: float
+
+    def __str__(self) -> str:
+        return (f"over {self.seconds:.1f} s its event loop stalled at most "
+                f"{self.longest_stall:.2f} s, and it sent no api/alive for at most "
+                f"{self.longest_silence:.2f} s")
+
+
+def watch(driver: Any) -> None:
+    """Start watching the page (see :class:`Watched`); a reload ends it."""
+    driver.execute_script(_WATCH)
+
+
+def watched(driver: Any) -> Watched:
+    """What the page did since :func:`watch`."""
+    now, since, ticks, alive = driver.execute_script(
+        "const w = window.__watch; return [performance.now(), w.since, w.ticks, w.alive]")
+
+    def longest(times: list[float]) -> float:
+        edges = [since, *times, now]
+        return max(b - a for a, b in pairwise(edges)) / 1000
+
+    return Watched((now - since) / 1000, longest(ticks), longest(alive))

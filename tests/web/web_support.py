@@ -149,6 +149,97 @@ def running(db: Path, **options: Any) -> Iterator[LabelServer]:
         t.join(10)
 
 
+@dataclass(frozen=True)
+class Call:
+    """One call the server handled, as :class:`CallLog` saw it (``time.monotonic()``)."""
+
+    name: str  # the API call ("wait", "alive", "next", "release", ...), or "silent": the
+    #            server's own giving back of a silent page's items
+    who: str | None  # the annotator named (a wait: the browser's id)
+    started: float
+    ended: float
+    changed: bool | None = None  # a wait: answered because something changed (True), or
+    #                              its seconds ran out or its caller left (False); silent:
+    #                              whether the items it held went back (its page had not
+    #                              spoken again meanwhile)
+    crowded: bool = False  # a wait answered at once: its browser holds two open already
+    item: str | None = None  # next: the item given
+    seconds: float | None = None  # a wait: the longest it was asked to be held
+
+    @property
+    def left_early(self) -> bool:
+        """A wait that ended, nothing changed, well (1 s) before its seconds ran out: its
+        caller left (the tab was closed), or the server stopped."""
+        return (self.name == "wait" and self.changed is False and not self.crowded
+                and self.seconds is not None and self.ended - self.started < self.seconds - 1)
+
+
+class CallLog:
+    """What a real :class:`LabelServer` handled, call by call, for tests that tell apart
+    which mechanism brought something to a page (a wait woken by a change, or one that ran
+    out) by the calls made, not by how long it took. It wraps the server's own methods on
+    this one instance; every call still runs the server's code, unchanged."""
+
+    def __init__(self, server: LabelServer) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+        wait, alive, checked = server._wait, server._alive, server._checked_api
+        silent = server._release_silent
+
+        def logged_wait(since: int, seconds: float, browser: str | None,
+                        gone: Any = None) -> dict[str, Any]:
+            t0 = time.monotonic()
+            out = wait(since, seconds, browser, gone=gone)
+            self._add(Call("wait", browser, t0, time.monotonic(), changed=bool(out["changed"]),
+                           crowded=bool(out.get("crowded")), seconds=seconds))
+            return out
+
+        def logged_alive(body: dict[str, Any]) -> dict[str, Any]:
+            t0 = time.monotonic()
+            out = alive(body)
+            self._add(Call("alive", body.get("annotator"), t0, time.monotonic()))
+            return out
+
+        def logged_api(method: str, name: str, body: dict[str, Any]) -> Any:
+            t0 = time.monotonic()
+            out = checked(method, name, body)
+            given = out.get("item") if isinstance(out, dict) else None
+            self._add(Call(name, body.get("annotator") if isinstance(body, dict) else None,
+                           t0, time.monotonic(),
+                           item=given.get("item_id") if isinstance(given, dict) else None))
+            return out
+
+        def logged_silent(who: str) -> None:  # on the session's thread, as every write
+            t0, held = time.monotonic(), claims(server.path).get(who, 0)
+            silent(who)
+            self._add(Call("silent", who, t0, time.monotonic(),
+                           changed=bool(held) and not claims(server.path).get(who)))
+
+        server._wait = logged_wait  # type: ignore[method-assign]
+        server._alive = logged_alive  # type: ignore[method-assign]
+        server._checked_api = logged_api  # type: ignore[method-assign]
+        server._release_silent = logged_silent  # type: ignore[method-assign]
+
+    def _add(self, call: Call) -> None:
+        with self._lock:
+            self._calls.append(call)
+
+    def calls(self, name: str | None = None, who: str | None = None) -> list[Call]:
+        """The calls handled so far (of ``name``, naming ``who``), in the order they ended."""
+        with self._lock:
+            return [c for c in self._calls
+                    if (name is None or c.name == name) and (who is None or c.who == who)]
+
+    def released(self, who: str) -> list[Call]:
+        """The server's giving back of ``who``'s items for their pages' silence."""
+        return [c for c in self.calls("silent", who) if c.changed]
+
+    def last_wait(self, browser: str) -> Call | None:
+        """The last ``api/wait`` of ``browser`` that was held (not answered ``crowded``)."""
+        held = [c for c in self.calls("wait", browser) if not c.crowded]
+        return held[-1] if held else None
+
+
 URL = re.compile(r"(http://\S+/s/\S+/)")
 
 
