@@ -18,6 +18,7 @@ from tests.web.web_support import CallLog, claims, classification, running
 
 pytestmark = pytest.mark.skipif(bs.missing() is not None, reason=str(bs.missing()))
 
+
 def _browser(driver: Any) -> str:
     """The page's id of its browser (``api/wait`` is held per browser)."""
     return str(driver.execute_script("return localStorage.getItem('activetest-browser')"))
