@@ -249,7 +249,7 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
 #: What :func:`fault_server` can do (see there).
 FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302",
                "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo", "refuse-at-echo",
-               "garble-at-echo", "fail-at-echo", "throttle-wide")
+               "garble-at-echo", "fail-at-echo", "throttle-wide", "garble-wide")
 
 #: The modes whose echo requests of anything but a label word fail: ``{mode: (status,
 #: body)}``; their top-k is :data:`_CHECKED_TOP` (see :func:`fault_server`).
@@ -290,7 +290,7 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
                         "text_offset": [0, len(head)]}}]}
         good = {" negative": -0.9, " positive": -0.5}
         top = {" negative": 2.5, " positive": -0.2} if self.mode == "positive" else good
-        if self.mode in _FAILED_ECHO or self.mode == "throttle-wide":
+        if self.mode in _FAILED_ECHO or self.mode in ("throttle-wide", "garble-wide"):
             top = _CHECKED_TOP
         word = max(top, key=lambda w: top[w])
         return {"choices": [{"text": word, "finish_reason": "length", "logprobs": {
@@ -321,6 +321,11 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
             self._send_raw(429, [("Content-Type", "application/json"), ("Connection", "close"),
                                  ("Retry-After", "0")],
                            json.dumps({"error": {"message": "rate limit reached"}}).encode())
+            return
+        if mode == "garble-wide" and int(request.get("logprobs") or 0) > 20:
+            self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
+                           b"<html><body>gateway: the upstream answered HTTP 413 Request "
+                           b"Entity Too Large; please retry</body></html>")
             return
         # this server closes every connection after one answer, and says so: without
         # the header a client may send its next request on the closed connection
@@ -412,6 +417,8 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
       HTTP 503 with a JSON error body, every time (``fail``: an overloaded server);
     - ``throttle-wide``: the top-k of ``refuse-at-echo``; a request for more than 20
       log-probs gets HTTP 429 (``Retry-After: 0``), every time (a rate limit);
+    - ``garble-wide``: the top-k of ``refuse-at-echo``; a request for more than 20
+      log-probs gets 200 with an HTML page that says "HTTP 413" (a gateway's), every time;
     - ``reflect-STATUS`` (200, 302, 401, 500): that status, with the request's path,
       query, headers and ``Authorization`` in the body (non-JSON for 200), and for 302
       in the ``Location`` header too.

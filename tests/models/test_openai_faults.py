@@ -290,6 +290,24 @@ def test_a_429_through_every_retry_of_the_wider_top_k_is_a_server_failure() -> N
             assert "rate limit reached" in msg and "gave up after 2 attempt(s)" in msg, msg
 
 
+def test_a_gateway_page_quoting_a_4xx_for_the_wider_top_k_is_not_a_refusal() -> None:
+    """A 200 HTML page (a gateway's) that says "HTTP 413" for the wider top-k request
+    (``max_top_k``) is raised as what it is, an answer that is not JSON (status 200): the
+    refusal of max_top_k is read from the status, not from the text (before: the text held
+    "HTTP 4", so it was kept as "this server refuses max_top_k" for the scorer's life,
+    and the item refused as "not among the top 20 next tokens")."""
+    with fault_server("garble-wide") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
+                              max_retries=0, backoff=0.0)
+        for _ in range(2):  # the second call asks for the wider top-k again
+            with pytest.raises(EndpointError) as info:
+                scorer.score(TASK, ITEMS, progress=False)
+            msg = str(info.value)
+            assert info.value.status == 200, msg
+            assert "answered 200 with non-JSON content" in msg and "HTTP 413" in msg, msg
+            assert "not among the top" not in msg and "echo" not in msg, msg
+
+
 # ------------------------------------------------------------------- the CLI
 
 

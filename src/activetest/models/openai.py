@@ -234,6 +234,16 @@ def _check_logprob(value: float, token: str) -> None:
                            f"logits or scores?")
 
 
+def _refused_wider(exc: EndpointError) -> bool:
+    """Whether ``exc`` is a server refusing a wider top-k request (vLLM's HTTP 400 above
+    ``--max-logprobs``): a 4xx status answered at once. Read from ``exc.status``, never
+    from the message (whose text may quote a body saying "HTTP 4..."); a 429 (408, ...)
+    through every retry (:class:`ServerFailedError`) is the server failing, not refusing.
+    """
+    return (exc.status is not None and 400 <= exc.status < 500
+            and not isinstance(exc, ServerFailedError))
+
+
 def _advance_quietly(fut: Future[None], advance: Callable[[], None]) -> None:
     # A done-callback must not raise (concurrent.futures would only log it): a sibling
     # job's cancellation reaches this scorer when its own requests finish instead.
@@ -547,9 +557,9 @@ class OpenAIScorer(EndpointClient):
             except EndpointError as exc:  # e.g. vLLM refuses more than --max-logprobs
                 # a 429 through every retry (ServerFailedError) is a server rate-limiting
                 # for a while, not one refusing max_top_k: kept as a refusal, it sent
-                # every later item to echo for the scorer's life
-                if (self._wide_ok is True or isinstance(exc, ServerFailedError)
-                        or "HTTP 4" not in str(exc)):
+                # every later item to echo for the scorer's life. Read from the status,
+                # not the message (which took a gateway's 200 page saying "HTTP 413" for one)
+                if self._wide_ok is True or not _refused_wider(exc):
                     raise
                 self._wide_ok = False
                 top = {}
