@@ -249,7 +249,8 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
 #: What :func:`fault_server` can do (see there).
 FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302",
                "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo", "refuse-at-echo",
-               "garble-at-echo", "fail-at-echo", "throttle-wide", "garble-wide")
+               "garble-at-echo", "fail-at-echo", "throttle-wide", "garble-wide",
+               "refuse-topk")
 
 #: The modes whose echo requests of anything but a label word fail: ``{mode: (status,
 #: body)}``; their top-k is :data:`_CHECKED_TOP` (see :func:`fault_server`).
@@ -326,6 +327,13 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
             self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
                            b"<html><body>gateway: the upstream answered HTTP 413 Request "
                            b"Entity Too Large; please retry</body></html>")
+            return
+        if (mode == "refuse-topk" and not echo and request.get("logprobs") is not None
+                and self.path.split("?")[0].endswith("/completions")):
+            self._send_raw(400, [("Content-Type", "application/json"), ("Connection", "close")],
+                           json.dumps({"error": {"message": "logprobs are not supported "
+                                                            "without echo by this model",
+                                                 "type": "BadRequestError"}}).encode())
             return
         # this server closes every connection after one answer, and says so: without
         # the header a client may send its next request on the closed connection
@@ -419,6 +427,9 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
       log-probs gets HTTP 429 (``Retry-After: 0``), every time (a rate limit);
     - ``garble-wide``: the top-k of ``refuse-at-echo``; a request for more than 20
       log-probs gets 200 with an HTML page that says "HTTP 413" (a gateway's), every time;
+    - ``refuse-topk``: every completions request for log-probs without ``echo: true``
+      (a top-k request) gets HTTP 400 with a JSON error body; echo requests are answered
+      as ``ok`` (a server that gives prompt log-probs only);
     - ``reflect-STATUS`` (200, 302, 401, 500): that status, with the request's path,
       query, headers and ``Authorization`` in the body (non-JSON for 200), and for 302
       in the ``Location`` header too.

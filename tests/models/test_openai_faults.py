@@ -308,6 +308,40 @@ def test_a_gateway_page_quoting_a_4xx_for_the_wider_top_k_is_not_a_refusal() -> 
             assert "not among the top" not in msg and "echo" not in msg, msg
 
 
+#: What the probe says of each path on a server refusing every top-k request
+#: (``refuse-topk``: HTTP 400; no /tokenize, so no label token ids).
+NO_TOPK = ["no way to read class log-probs from this server: topk: refused (",
+           "/v1/completions: HTTP 400: ", "logprobs are not supported without echo",
+           "vllm-token-ids: no label token ids", "sglang-token-ids: no label token ids",
+           "echo: it cannot be checked: the check compares an echoed log-prob with a "
+           "top-k next-token log-prob, and the server refused the top-k request (HTTP 400)"]
+
+
+def test_a_server_refusing_every_top_k_request_gets_the_probe_s_summary() -> None:
+    """A server that refuses every top-k request (HTTP 400) and has no label-id feature:
+    the probe refuses it naming each way it tried and what came of it, echo included
+    (before: the echo check's own top-k request raised that raw refusal, so the summary
+    never came); ``method="echo"`` says why echo cannot be trusted, without sending the
+    user to ``method='topk'``, which the server refuses."""
+    with fault_server("refuse-topk") as srv:
+        auto = OpenAIScorer(srv.url, "fake-model", concurrency=1, max_retries=0)
+        with pytest.raises(EndpointError) as info:
+            auto.score(TASK, ITEMS, progress=False)
+        echo = OpenAIScorer(srv.url, "fake-model", method="echo", concurrency=1,
+                            max_retries=0)
+        with pytest.raises(EndpointError) as said:
+            echo.score(TASK, ITEMS, progress=False)
+    msg = str(info.value)
+    assert type(info.value) is EndpointError, msg
+    assert msg.startswith(f"{srv.url}/completions: {NO_TOPK[0]}"), msg
+    for text in NO_TOPK:
+        assert text in msg, msg
+    msg = str(said.value)
+    assert msg.startswith(f"{srv.url}/completions: echoed prompt log-probs are not "
+                          f"reliable on this server ({NO_TOPK[-1].removeprefix('echo: ')})"), msg
+    assert "method='topk' cannot be used either" in msg, msg
+
+
 # ------------------------------------------------------------------- the CLI
 
 
@@ -439,6 +473,27 @@ def test_cli_says_an_echo_check_request_failed_not_no_echo(tmp_path: Path, mode:
     assert "could not be verified" not in err and "non-blank" not in err, err
     if mode == "fail-at-echo":  # the server's failure, not a verdict on echo
         assert "echoed prompt log-probs" not in err, err
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_cli_gives_the_probe_s_summary_for_a_server_refusing_top_k(tmp_path: Path) -> None:
+    """``init`` with an ``openai:`` target that refuses every top-k request: exit 2, one
+    message saying how each way of reading class log-probs went, no traceback, no
+    session file (before: the raw HTTP 400 of the echo check's top-k request)."""
+    pf = make_pool_files(tmp_path / "data", n=12)
+    with fault_server("refuse-topk") as srv:
+        proc = subprocess.run(cli_command(
+            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
+            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
+            "--id-column", "id", "--no-progress", "--no-cache"),
+            env={**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": "3"},
+            capture_output=True, text=True, timeout=300)
+    err = proc.stderr
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert srv.url.removeprefix("http://") in err, err
+    for text in NO_TOPK:
+        assert text in err, err
     assert not (tmp_path / "s.db").exists()
 
 

@@ -348,6 +348,7 @@ class OpenAIScorer(EndpointClient):
         self._echo_ok: bool | None = None
         self._echo_why = "not checked"
         self._wide_ok: bool | None = None
+        self._topk_refused = False  # the echo check's top-k request was refused
         self._texts: dict[tuple[str, ...], list[str]] = {}  # label first-token texts
         self._lock = threading.RLock()
         self.n_fallbacks = 0
@@ -469,12 +470,26 @@ class OpenAIScorer(EndpointClient):
         raised (:class:`ServerGoneError`, :class:`EndpointTimeoutError`,
         :class:`ServerFailedError`), not taken for "no echo". An echo request the server
         refuses (a 4xx, an answer that is not JSON) is the verdict "no echo", said with
-        the server's status and the start of its answer.
+        the server's status and the start of its answer; so is a refused top-k request
+        (a status :meth:`_unsupported` takes for a refusal): there is nothing to compare
+        the echo with.
         """
         with self._lock:
             if self._echo_ok is not None:
                 return self._echo_ok
-            top = self._top(client, prompt, self.top_k)
+            try:
+                top = self._top(client, prompt, self.top_k)
+            except EndpointError as exc:
+                if not self._unsupported(exc):  # a server gone, failed, timed out: raised
+                    raise
+                # refused (as _probe takes it): with no next-token log-prob to compare
+                # with, echo cannot be trusted, and the same request is refused again.
+                # (Raised, this refusal cut _probe short of its summary of every path.)
+                self._echo_ok, self._topk_refused = False, True
+                self._echo_why = (f"it cannot be checked: the check compares an echoed "
+                                  f"log-prob with a top-k next-token log-prob, and the "
+                                  f"server refused the top-k request (HTTP {exc.status})")
+                return False
             why = "no non-blank next token to check it with"
             for text, value in sorted(top.items(), key=lambda kv: -kv[1])[:3]:
                 if not text.strip():
@@ -906,9 +921,12 @@ class OpenAIScorer(EndpointClient):
                     if path.path == "topk":
                         texts = self._label_texts(client, task, prompts[0])
                     elif path.path == "echo" and not self._check_echo(client, prompts[0]):
+                        # (method='topk' is no way out where the top-k was refused)
+                        then = ("it refuses top-k requests too, so method='topk' cannot "
+                                "be used either" if self._topk_refused
+                                else "use method='topk'")
                         raise self._error(f"echoed prompt log-probs are not reliable on "
-                                          f"this server ({self._echo_why}); use "
-                                          f"method='topk'")
+                                          f"this server ({self._echo_why}); {then}")
                     if self._label_log.get(task) is None:  # said once per task where due
                         self._label_log.record(
                             task, self._label_scoring(client, task, prompts[0], texts),
