@@ -38,7 +38,7 @@ __all__ = ["FORMATS", "MAX_STREAM_BYTES", "MissingDependencyError", "PoolFormatE
            "iter_json_lines", "json_lines", "object_without_repeats", "parse_bytes",
            "read_bytes", "read_csv_lines",
            "read_file", "read_jsonl", "read_jsonl_lines", "read_records", "read_tsv_lines",
-           "refuse_sqlite", "repeated", "repeated_key", "split_lines"]
+           "refuse_sqlite", "repeated", "repeated_key", "rows_after_header", "split_lines"]
 
 #: Formats a pool file may have (``lmeval`` is read by :mod:`activetest.formats.lmeval`).
 FORMATS = ("csv", "tsv", "jsonl", "json", "parquet", "fpb", "lmeval")
@@ -572,19 +572,37 @@ def _header(lines: Iterable[str], source: str, delimiter: str) -> tuple[list[str
     return header, reader
 
 
-def _header_rows(reader: Any, header: list[str], source: str,
-                 width: str) -> Iterator[tuple[str, dict[str, str]]]:
+def rows_after_header(lines: Iterable[str], header: list[str], source: str, delimiter: str,
+                      *, lines_before: int,
+                      width: str = "{cells} fields, header has {header}",
+                      ) -> Iterator[tuple[str, dict[str, str]]]:
+    """:func:`header_rows`'s rows of a CSV text read from a record's start on (``lines``:
+    the text from there, opened with ``newline=""``), the header (``header``, as
+    :func:`header_rows` gave it) read before: each row named by its line in the whole
+    text, ``lines_before`` lines (the header's among them) being before ``lines``' first.
+
+    Raises:
+        ValueError: as :func:`header_rows`, when the row is read.
+    """
+    allow_long_fields()
+    return _header_rows(csv.reader(lines, delimiter=delimiter), header, source, width,
+                        lines_before)
+
+
+def _header_rows(reader: Any, header: list[str], source: str, width: str,
+                 lines_before: int = 0) -> Iterator[tuple[str, dict[str, str]]]:
     try:
         for cells in reader:
             if not cells or all(not c.strip() for c in cells):
                 continue
-            line = f"line {reader.line_num}"
+            line = f"line {reader.line_num + lines_before}"
             if len(cells) != len(header):
                 raise ValueError(f"{source}: {line}: "
                                  + width.format(cells=len(cells), header=len(header)))
             yield line, dict(zip(header, cells, strict=True))
     except csv.Error as exc:
-        raise ValueError(f"{source}: line {reader.line_num}: malformed CSV ({exc})") from None
+        raise ValueError(f"{source}: line {reader.line_num + lines_before}: malformed CSV "
+                         f"({exc})") from None
 
 
 def json_lines(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
@@ -602,10 +620,11 @@ pool's order streamed).
     return list(iter_json_lines(split_lines(text), source))
 
 
-def file_lines(f: Iterable[str]) -> Iterator[tuple[int, str]]:
+def file_lines(f: Iterable[str], start: int = 1) -> Iterator[tuple[int, str]]:
     """:func:`split_lines` of a text file opened with ``newline="\n"`` (split on ``\n``
-    only, nothing translated), read one line at a time."""
-    for n, line in enumerate(f, start=1):
+    only, nothing translated), read one line at a time; ``start``: the first line's
+    number (a file read from a line's start on)."""
+    for n, line in enumerate(f, start=start):
         line = line[:-1] if line.endswith("\n") else line
         yield n, line[:-1] if line.endswith("\r") else line
 

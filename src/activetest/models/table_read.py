@@ -33,9 +33,10 @@ from activetest.formats.tables import (
     missing_file,
     object_without_repeats,
     repeated_key,
+    rows_after_header,
 )
 
-__all__ = ["FORMATS", "KINDS", "Format", "Kind", "RowRuleError", "check_columns",
+__all__ = ["FORMATS", "KINDS", "Format", "Kind", "RowMark", "RowRuleError", "check_columns",
            "duplicate_message", "gzip_size", "infer_format", "looks_like_probs", "no_row_hint",
            "open_text", "read_table", "row_id", "row_values", "stream_rows", "to_log_softmax_rows"]
 
@@ -398,8 +399,21 @@ def row_values(row: dict[str, Any], p: Path, where: str, cols: Sequence[str]) ->
     return [_cell_float(row[c], p, where, c) for c in cols]
 
 
-def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
-                id_column: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+@dataclass(frozen=True)
+class RowMark:
+    """Where a CSV, TSV or JSONL table's row starts, to read the table from it on
+    (:func:`stream_rows`): its number among the table's rows (from 0), the byte of the
+    file (gunzipped, where it is gzipped) its record starts at, a line's start (and, in
+    a CSV or TSV file, no quoted field open there), and the lines before it (the header's
+    among them)."""
+
+    row: int
+    offset: int
+    lines: int
+
+
+def stream_rows(path: Path, fmt: str, *, columns: Sequence[str], id_column: str,
+                mark: RowMark | None = None) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """The rows of a CSV, TSV, JSONL or JSON-array table (gzipped or not: :func:`open_text`)
     as :func:`read_table` reads them, one at a time, in constant memory: ``(where, item
     id, row)``, the file's and each row's checks but the duplicate id's and the values'
@@ -414,9 +428,17 @@ def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
             text is malformed or holds a record that is no object (:func:`read_table`
             names that, reading the file whole); UnicodeError, OSError, EOFError and
             zlib.error as reading (and gunzipping) the file raises them.
+
+    ``mark``: read from that row on (a CSV, TSV or JSONL table; the rows before it read
+    before, each with every column: a JSON row's missing column named as where it is
+    the first row read), each named as reading from the first row names it; the header
+    is read from the file's start still.
     """
     p = Path(path)
     wanted = [id_column, *columns]
+    if mark is not None:
+        yield from _rows_from(p, fmt, wanted, columns, mark)
+        return
     with open_text(p, newline="" if fmt in ("csv", "tsv") else "\n") as f:
         if fmt in ("csv", "tsv"):
             header, rows = header_rows(_without_nul(f, p), str(p), "," if fmt == "csv" else "\t")
@@ -439,6 +461,35 @@ def stream_rows(path: Path, fmt: str, *, columns: Sequence[str],
                     seen.update(dict.fromkeys(later))
                 check_columns(p, fmt, list(seen), wanted)
             yield where, row_id(rec, p, where, id_column, columns), rec
+
+
+def _rows_from(p: Path, fmt: str, wanted: list[str], columns: Sequence[str],
+               mark: RowMark) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """:func:`stream_rows` from the row ``mark`` on: the file's text read from its byte
+    (a gzip stream gunzipped up to it, not parsed; ``mark.offset`` past the first byte),
+    rows named by their lines in the whole file."""
+    import io
+
+    if fmt in ("csv", "tsv"):
+        delimiter = "," if fmt == "csv" else "\t"
+        with open_text(p, newline="") as f:  # (the header: the file's first record)
+            header, _ = header_rows(_without_nul(f, p), str(p), delimiter)
+        check_columns(p, fmt, header, wanted)
+    elif fmt != "jsonl":
+        raise ValueError(f"{p}: {fmt} tables are not read from a row on")
+    with p.open("rb") as b:
+        gz = b.read(2) == b"\x1f\x8b"
+    with (gzip.open(p, "rb") if gz else p.open("rb")) as raw:
+        raw.seek(mark.offset)  # (past the file's first byte: no BOM to drop there)
+        with io.TextIOWrapper(raw, encoding="utf-8",  # type: ignore[arg-type]
+                              newline="" if fmt != "jsonl" else "\n") as text:
+            if fmt != "jsonl":
+                for where, row in rows_after_header(_without_nul(text, p), header, str(p),
+                                                    delimiter, lines_before=mark.lines):
+                    yield where, row_id(row, p, where, wanted[0], columns), row
+                return
+            for where, rec in iter_json_lines(file_lines(text, start=mark.lines + 1), str(p)):
+                yield where, row_id(rec, p, where, wanted[0], columns), rec
 
 
 def open_text(p: Path, *, newline: str) -> IO[str]:

@@ -29,7 +29,8 @@ refuses or whose id an earlier record has) is refused here with that message
 (:class:`StreamRefusedError`), not by reading everything into memory to say the same. A
 CSV, TSV or JSONL table's rows are named by their lines, which pyarrow does not tell: the
 stream finds the line by reading the table's rows again, one at a time, with the general
-path's rules (:func:`read_again`), and where those rules refuse no row, falls back. A
+path's rules, from the start of the block holding the row (:func:`read_again`,
+:mod:`.stream_marks`), and where those rules refuse no row, falls back. A
 text pool is read with the general path's own reader, one line at a time, so its records
 have their lines; a block with a bad record is read again one record at a time
 (:func:`refuse_pool_block`), an id repeated from an earlier block found in the session
@@ -40,7 +41,8 @@ the files have several problems, the general path's first is named).
 
 The parts have their rooms: :mod:`.stream_base` (the block size, the signals and
 refusals), :mod:`.stream_pool` (the pool's blocks), :mod:`.stream_tables` (the tables'
-blocks, and their rows read again by the general path's rules), :mod:`.stream_join`
+blocks, and their rows read again by the general path's rules), :mod:`.stream_marks`
+(where a table's blocks start, to read it again from there), :mod:`.stream_join`
 (a table joined by id); this module decides whether an input streams and writes the
 session.
 """

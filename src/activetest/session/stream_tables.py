@@ -27,12 +27,18 @@ from activetest.session.stream_base import (
     NotStreamable,
     StreamRefusedError,
 )
+from activetest.session.stream_marks import CsvMarks, Marks
 from activetest.session.stream_pool import clean_text, open_pool_bytes
 
-__all__ = ["Repeated", "Table", "TableEnds", "TableRows", "converted_rows", "gzipped_table",
-           "read_again", "refuse_file_problems", "streamable_table", "table_blocks"]
+__all__ = ["JSONL_BLOCK", "Repeated", "Table", "TableEnds", "TableRows", "converted_rows",
+           "gzipped_table", "read_again", "refuse_file_problems", "streamable_table",
+           "table_blocks"]
 
 _TABLE_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
+
+#: The bytes of a JSONL table read at a time (cut after a line's end), read as
+#: ``stream_tables.JSONL_BLOCK`` (a test makes it small).
+JSONL_BLOCK = 16 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,8 +134,9 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
         # its name as pyarrow would)
         source = pa.input_stream(str(s.path),
                                  compression="gzip" if gzipped_table(s.path) else None)
-        batches = pcsv.open_csv(
-            source, read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
+        batches = pcsv.open_csv(  # (its rows' starts noted as read: read_again)
+            pa.PythonFile(CsvMarks(source, _marks(t)), mode="r"),
+            read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
             parse_options=pcsv.ParseOptions(delimiter="\t" if s.format == "tsv" else ","),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=want,
                                                 strings_can_be_null=False,
@@ -138,7 +145,7 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
     elif s.format == "json":
         batches = _json_array_batches(s.path, want)
     else:
-        batches = _jsonl_batches(s.path, want)
+        batches = _jsonl_batches(s.path, want, _marks(t))
     start = 0  # the table's rows before this batch
     for batch in batches:
         checks = None
@@ -157,9 +164,10 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
         start += batch.num_rows
 
 
-def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
-    """The ``want`` columns (the id first) of a JSONL table, a 16 MiB block of lines at a
-    time (gunzipped as read where the file is gzipped): read by pyarrow, or where its
+def _jsonl_batches(path: Path, want: list[str], marks: Marks) -> Iterator[Any]:
+    """The ``want`` columns (the id first) of a JSONL table, a block of lines at a time
+    (:data:`JSONL_BLOCK` bytes; gunzipped as read where the file is gzipped; each block's
+    start noted in ``marks``: :func:`read_again` reads from it): read by pyarrow, or where its
     reader refuses a block (ids of both kinds, numbers and strings, which it takes for a
     column that changes type) by the standard library's, a block of
     :data:`stream_base.BLOCK` lines at a time, the ids as the table reader takes them
@@ -189,19 +197,31 @@ def _jsonl_batches(path: Path, want: list[str]) -> Iterator[Any]:
                 raise pa.ArrowInvalid("a line that is no object") from None
             yield _json_block(recs, want)
 
+    from activetest.models.table_read import RowMark
+
+    at = [0, 0, 0]  # the rows, bytes and lines before the block
+
+    def marked(block: bytes) -> Iterator[Any]:
+        marks.add(RowMark(*at))
+        if block.strip():
+            for part in read(block):
+                at[0] += part.num_rows
+                yield part
+        at[1] += len(block)
+        at[2] += block.count(b"\n")
+
     with open_pool_bytes(path, gzipped_table(path)) as f:
         rest = b""
         while True:
-            data = f.read(16 << 20)
+            data = f.read(JSONL_BLOCK)
             if not data:
                 break
             data = rest + data
             cut = data.rfind(b"\n") + 1
             block, rest = data[:cut], data[cut:]
-            if block.strip():
-                yield from read(block)
+            yield from marked(block)
         if rest.strip():
-            yield from read(rest)
+            yield from marked(rest)
 
 
 def _json_block(recs: Sequence[Mapping[str, Any]], want: list[str]) -> Any:
@@ -517,23 +537,37 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     from activetest.formats.tables import repeated_key
     from activetest.models.table import duplicate_message, row_values, stream_rows
 
-    # From the first row, every time, and every row's values checked: left so (not made
-    # cheaper): a row's name is its line, which only the general path's reader tells (a
-    # quoted CSV field may span lines, a JSONL file's blank lines are passed over, a
-    # gzip stream cannot seek), so starting at a remembered line would need that
-    # reader's state there; and the rows before ``upto``, taken by the fast reader, are
-    # not known to be taken by the general path's rules too (pyarrow's number parsing
-    # is not Python's: no proof that it takes nothing ``float`` refuses), so their
-    # check stays. Paid once per row named (a late refusal's line, a refused row).
+    # From the block holding the row (or row ``first``, where that is earlier), since
+    # 2026-12-07: a row's name is its line, which only the general path's reader tells
+    # (a quoted CSV field may span lines, blank lines are passed over), so the fast
+    # reader notes where each block of the text starts, counting the lines and rows in
+    # its bytes (:mod:`.stream_marks`: a CSV text only while no quote character is met),
+    # and the rows are read again from the last such start at or before the row (a
+    # gzip stream gunzipped up to it, not parsed). A refusal near the end of a 1e7-1e8
+    # row table read the whole table again, row by row. The rows before that start are
+    # not checked again by the general path's rules: the fast reader took them, and
+    # where it takes a row those rules refuse, a table without a refused row would be
+    # taken by the stream and refused by the general path (a difference the stream
+    # rests on not being, for every row). From the first row where the row is not
+    # known (``upto`` None), the table is a JSON array, or no block start is before it.
     s = t.scorer
+    mark = None
+    if upto is not None and s.format in ("csv", "tsv", "jsonl"):
+        seen = _MARKS.get(t)
+        mark = None if seen is None else seen.before(upto if first is None
+                                                     else min(upto, first))
     first_where = None
     given = 0  # the rows read
-    hashes = array("q")  # refused: each row's id's hash, for a repeated id before the row
+    # refused, read from the first row: each row's id's hash, for a repeated id before
+    # the row (from a block's start: the caller looked through the rows before the row
+    # refused for one, TableRows._refuse_a_repeated_id)
+    hashes: array[int] | None = array("q") if refused and mark is None else None
     try:
         for r, (where, item_id, row) in enumerate(stream_rows(
-                s.path, s.format, columns=t.columns, id_column=s.id_column)):
+                s.path, s.format, columns=t.columns, id_column=s.id_column, mark=mark),
+                start=0 if mark is None else mark.row):
             given = r + 1
-            if refused:
+            if hashes is not None:
                 hashes.append(hash(item_id))
             if r == first and item_id == repeated:
                 first_where = where
@@ -559,7 +593,8 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
         raise NotStreamable("read") from None  # general path names it (reading it whole)
     except ValueError as exc:  # a row (or the file) the general path refuses, so named,
         refuse_file_problems(t)  # unless the file has a problem named before any row
-        if refused:  # or a row before it (or it) repeats an earlier row's id: named first
+        if hashes is not None:  # or a row before it (or it) repeats an earlier row's id:
+            # named first
             from activetest.models.table_stream import refuse_a_repeated_id
 
             try:  # (the block the fast reader refused, its rows unknown: QA, a repeated
@@ -589,6 +624,19 @@ def refuse_file_problems(t: Table) -> None:
     except ValueError as exc:
         raise StreamRefusedError(str(exc)) from None
     _CLEAN.add(t)
+
+
+#: Where each table's blocks start, noted as the fast reader reads it (:func:`_marks`),
+#: for :func:`read_again`.
+_MARKS: weakref.WeakKeyDictionary[Table, Marks] = weakref.WeakKeyDictionary()
+
+
+def _marks(t: Table) -> Marks:
+    """The :class:`~.stream_marks.Marks` of the table ``t`` (made where none are yet)."""
+    got = _MARKS.get(t)
+    if got is None:
+        got = _MARKS[t] = Marks()
+    return got
 
 
 #: The tables :func:`refuse_file_problems` read and found no such problem in: each is

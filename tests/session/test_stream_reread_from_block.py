@@ -1,0 +1,167 @@
+"""A streamed ``init`` that refuses a CSV, TSV or JSONL table's row names its line by
+reading the table again from the block holding the row, not from its first row
+(docs/pool-scale.md, "`init` in chunks"; :mod:`activetest.session.stream_marks`).
+
+At 1e7-1e8 rows a refusal near the table's end read the whole table a second time, row by
+row, to count the lines before it (2026-12-07). Each case here is made in real files and
+the streamed refusal compared word for word with the general path's on the same files
+(the line named is the same), and the rows read again counted through a hook on the
+reader of rows (:func:`activetest.models.table.stream_rows`): a late block's row is read
+from its block's start, a first block's from the first row. Text that makes counting
+lines from bytes hard (``\\r\\n`` and lone ``\\r`` line ends, blank lines, a gzip stream,
+a quoted field holding a line break) is among the cases.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from session_support import general_and_streamed_refusals
+
+from activetest.models import table as table_mod
+from activetest.session import stream_base, stream_tables
+
+N = 6000  # rows of about 470 bytes: a CSV text of 2.8 MB, marked once a MiB
+PAD = "p" * 420  # a column neither reader takes (include_columns), for bytes a row
+
+
+def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n",
+           blank: bool = False, quoted: bool = False, gz: bool = False
+           ) -> tuple[Path, Path, Path]:
+    """An sst2 pool of :data:`N` items (CSV) and two tables of log-probs in the pool's
+    order, in ``fmt`` (``csv``, ``tsv``, ``jsonl``, ``parquet``), the surrogate spoiled
+    at one row (``spoil``: ``nan``, ``nonorm`` a row that does not normalise, or ``dup``
+    the id of the row before). ``newline``: each text line's end (``"\\r"`` alternating
+    with ``"\\r\\n"`` where ``"mixed"``); ``blank``: an empty line after every 97th row;
+    ``quoted``: the 10th row's padding a quoted field holding a line break; ``gz``: the
+    tables gzipped (names unchanged)."""
+    rng = np.random.default_rng(7)
+    z = rng.normal(size=(2, N, 2))
+    lp = z - np.logaddexp(z[..., :1], z[..., 1:])
+    pool = folder / "pool.csv"
+    pool.write_text("id,sentence,label\n" + "".join(
+        f"it{i},text {i},{('negative', 'positive')[i % 2]}\n" for i in range(N)))
+    out = [pool]
+    what, at = spoil
+    for k, name in enumerate(("surrogate", "target")):
+        rows: list[list[Any]] = [[f"it{i}", float(lp[k, i, 0]), float(lp[k, i, 1])]
+                                 for i in range(N)]
+        if name == "surrogate":
+            if what == "nan":
+                rows[at][1] = float("nan")
+            elif what == "nonorm":
+                rows[at][1] = 0.5
+            else:
+                rows[at][0] = rows[at - 1][0]
+        path = folder / f"{name}.{fmt}"
+        if fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.table({"id": [r[0] for r in rows],
+                                     "negative": [r[1] for r in rows],
+                                     "positive": [r[2] for r in rows]}), path,
+                           row_group_size=1000)
+            out.append(path)
+            continue
+        if fmt == "jsonl":
+            lines = [json.dumps({"id": r[0], "negative": r[1], "positive": r[2],
+                                 "pad": PAD}) for r in rows]
+        else:
+            sep = "," if fmt == "csv" else "\t"
+            lines = [sep.join(["id", "negative", "positive", "pad"])]
+            for i, r in enumerate(rows):
+                pad = f'"{PAD[:20]}\n{PAD[20:]}"' if quoted and i == 10 else PAD
+                lines.append(sep.join([r[0], repr(r[1]), repr(r[2]), pad]))
+        text = ""
+        for i, line in enumerate(lines):
+            end = ("\r" if i % 2 else "\r\n") if newline == "mixed" else newline
+            text += line + end + (end if blank and i % 97 == 96 else "")
+        data = text.encode()
+        path.write_bytes(gzip.compress(data) if gz else data)
+        out.append(path)
+    return out[0], out[1], out[2]
+
+
+def _reread_counted(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """Each read of a table's rows again, as ``[its first row, the rows read]``."""
+    reads: list[list[int]] = []
+    real = table_mod.stream_rows
+
+    def counted(*a: Any, **k: Any) -> Any:
+        mark = k.get("mark")
+        reads.append([0 if mark is None else mark.row, 0])
+        for got in real(*a, **k):
+            reads[-1][1] += 1
+            yield got
+
+    monkeypatch.setattr(table_mod, "stream_rows", counted)
+    return reads
+
+
+def _line(fmt: str, row: int, blank: bool = False, quoted: bool = False) -> str:
+    """How the general path names the table's row ``row`` (from 0)."""
+    if fmt == "parquet":
+        return f"row {row + 1}"
+    line = row + (2 if fmt != "jsonl" else 1)
+    line += (row + 1) // 97 if blank else 0  # (an empty line after every 97th line)
+    return f"line {line + (quoted and row > 10)}"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet"])
+@pytest.mark.parametrize("what", ["nan", "nonorm", "dup"])
+@pytest.mark.parametrize("at", [5, N - 7])
+def test_a_refused_row_is_named_as_the_general_path_names_it(
+        fmt: str, what: str, at: int, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row refused in the table's first block or its last: the same words as the
+    general path; the rows read again from the block holding the row (a late one: not
+    from the first row, at most a block's rows), none for a Parquet table (its rows are
+    named by their numbers)."""
+    monkeypatch.setattr(stream_base, "BLOCK", 512)
+    monkeypatch.setattr(stream_tables, "JSONL_BLOCK", 1 << 20)
+    files = _files(tmp_path, fmt, (what, at))
+    reads = _reread_counted(monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
+    assert streamed == general
+    assert streamed.startswith(f"{files[1]}: {_line(fmt, at)}: "), streamed
+    if fmt == "parquet":
+        assert reads == []
+        return
+    assert reads, "the row's line was not read again"
+    first, count = reads[0]
+    if at < 100:
+        assert first == 0
+    else:  # a MiB of about 470-byte rows: 2,231 rows a block
+        assert 0 < first <= at and at - first < 2300 and count <= 2300, reads
+
+
+@pytest.mark.parametrize("case", ["crlf", "mixed", "blank", "gz", "quoted", "gzjsonl"])
+def test_lines_counted_from_bytes_are_the_general_paths(
+        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Line ends of each kind, blank lines, a gzipped table, a quoted field holding a
+    line break: a late row refused (a NaN) is named by the general path's line, read
+    again from its block (from the first row where a quote was met before it)."""
+    monkeypatch.setattr(stream_base, "BLOCK", 512)
+    monkeypatch.setattr(stream_tables, "JSONL_BLOCK", 1 << 20)
+    fmt = "jsonl" if case == "gzjsonl" else "csv"
+    at = N - 7
+    files = _files(tmp_path, fmt, ("nan", at),
+                   newline={"crlf": "\r\n", "mixed": "mixed"}.get(case, "\n"),
+                   blank=case == "blank", quoted=case == "quoted",
+                   gz=case in ("gz", "gzjsonl"))
+    reads = _reread_counted(monkeypatch)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
+    assert streamed == general
+    words = _line(fmt, at, blank=case == "blank", quoted=case == "quoted")
+    assert streamed.startswith(f"{files[1]}: {words}: column 'negative'"), streamed
+    first, count = reads[0]
+    if case == "quoted":
+        assert first == 0 and count == at + 1, reads
+    else:
+        assert 0 < first <= at and count <= 2300, reads
