@@ -433,10 +433,16 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
                 by_id.append(k)
                 parts[k] = None
                 refusals.forget(k)
-        got.pool_numbers = None if by_row else _pool_numbers(conn, numbers, checked)
+        refused = refusals.first()
+        # the pool's whole-number ids, for the tables compared with them: none given from
+        # the first refused one on (never joined; since 2026-12-07 not counted for them: a
+        # pool's ids spelled ``007`` were counted in the session file, every item read
+        # again, once the first table was refused, and an id too large for SQLite then
+        # failed the init with no word of the table's refusal)
+        upto = len(sources) if refused is None else refused[0]
+        got.pool_numbers = None if by_row else _pool_numbers(conn, numbers, checked[:upto])
         # ids that look like positions on both sides: said, or a refusal kept (raised in
         # the order the tables were given, after each table's own refusal: write_items)
-        refused = refusals.first()
         skip = {*by_id, *(range(refused[0], len(sources)) if refused else ())}
         got.by_position, got.pending = _position_joins(
             got.pool_numbers, numbers.first, sources, skip, checked, ids_are_positions)
@@ -618,10 +624,11 @@ class _Got:
 
 def _pool_numbers(conn: Any, numbers: _WholeIds, checked: Sequence[bool]) -> Any:
     """The pool's whole-number ids (:class:`~activetest.data.history_ids.NumberIds`;
-    None: not all whole numbers, or every table is confirmed by content and none is
-    needed): as counted block by block, or where one is written otherwise (``007``,
-    ``7.0``) in the session file (:func:`~activetest.session.stream_number_ids.
-    sql_number_ids`: QA, such a pool took the general path, every id in memory)."""
+    None: not all whole numbers, or each table of ``checked``, those compared with them,
+    is confirmed by content, or none is given, and none is needed): as counted block by
+    block, or where one is written otherwise (``007``, ``7.0``) in the session file
+    (:func:`~activetest.session.stream_number_ids.sql_number_ids`: QA, such a pool took
+    the general path, every id in memory)."""
     if not numbers.count.other_spelling or all(checked):
         return numbers.count.result
     from activetest.session.stream_number_ids import sql_number_ids
