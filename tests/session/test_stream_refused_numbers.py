@@ -7,8 +7,10 @@ number (``007``) is counted in the session file, every item read again
 given is refused, no table is joined, so the count was wasted work (2026-12-07); and
 where it could not be made there (a whole number above SQLite's largest integer) the
 stream fell back to the general path, which reads the pool and the tables into memory to
-name the same refusal (at 1e7 items, killed for memory first). Real files; the refusal
-compared word for word with the general path's.
+name the same refusal (at 1e7 items, killed for memory first), or rather failed: the
+count's refusal, raised in SQLite's call of a function, reached the stream as a failed
+write ("cannot create the session file"), with good tables too. Real files; the refusal
+compared word for word with the general path's, a session made compared with its.
 """
 
 from __future__ import annotations
@@ -17,16 +19,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from session_support import general_and_streamed_refusals
+from session_support import create_from_tables, general_and_streamed_refusals, same_session
 
-from activetest.session import stream_base, stream_number_ids
+from activetest.session import stream_base, stream_init, stream_number_ids
 
 N = 200
 
 
-def _files(folder: Path, huge: bool) -> tuple[Path, Path, Path]:
+def _files(folder: Path, huge: bool, nan: bool = True) -> tuple[Path, Path, Path]:
     """A pool of ids written with leading zeros (``007``; with ``huge``, the last a whole
-    number above 2**63) and two CSV tables in its order, the surrogate's row 5 a NaN."""
+    number above 2**63) and two CSV tables in its order, the surrogate's row 5 a NaN
+    (``nan``; else good tables)."""
     ids = [f"{i:04d}" for i in range(N)]
     if huge:
         ids[-1] = str(2**64 + 3)
@@ -39,7 +42,7 @@ def _files(folder: Path, huge: bool) -> tuple[Path, Path, Path]:
         z = rng.normal(size=(N, 2))
         lp = z - np.logaddexp(z[:, :1], z[:, 1:])
         cells = [[repr(float(v)) for v in row] for row in lp]
-        if k == 0:
+        if k == 0 and nan:
             cells[5][0] = "nan"
         path = folder / f"{name}.csv"
         path.write_text("id,negative,positive\n" + "".join(
@@ -67,3 +70,18 @@ def test_the_first_tables_refusal_counts_no_pool_ids(
     assert streamed == general
     assert streamed.startswith(f"{files[1]}: line 7: column 'negative': value 'nan'"), streamed
     assert counted == [], counted
+
+
+def test_an_id_too_large_for_sqlite_in_good_tables_makes_the_session(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Good tables beside such a pool (ids ``0007``, one above 2**63): the session is made,
+    as the general path makes it (that path counts the ids); the init failed with "cannot
+    create the session file (user-defined function raised exception)" (2026-12-07): the
+    count's refusal, raised in SQLite's call of a function, reached the stream as a failed
+    write."""
+    monkeypatch.setattr(stream_base, "BLOCK", 64)
+    files = _files(tmp_path, huge=True, nan=False)
+    create_from_tables(tmp_path / "s.db", files).close()
+    monkeypatch.setattr(stream_init, "try_stream", lambda *a, **k: None)
+    create_from_tables(tmp_path / "g.db", files).close()
+    same_session(tmp_path / "s.db", tmp_path / "g.db")

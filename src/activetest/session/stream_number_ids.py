@@ -28,10 +28,14 @@ def _strip(text: Any) -> str | None:
     return None if text is None else str(text).strip()
 
 
-def _whole(text: Any) -> int | None:
+def _whole(text: Any, too_large: list[str]) -> int | None:
+    """``text``'s whole number (None: none); one SQLite cannot hold noted in
+    ``too_large`` (an exception raised in SQLite's call of a function reaches its caller
+    as "user-defined function raised exception": the init failed with that, 2026-12-07)."""
     v = None if text is None else whole_value(str(text))
-    if v is not None and v > _MAX:  # SQLite cannot hold it: the general path counts it
-        raise NotStreamable("position ids")
+    if v is not None and v > _MAX:
+        too_large.append(str(text))
+        return None
     return v
 
 
@@ -45,7 +49,8 @@ def sql_number_ids(conn: Any, ids: str, *, numbers_only: bool) -> NumberIds | No
         NotStreamable: a whole number too large for SQLite (the general path counts it).
     """
     conn.create_function("at_strip", 1, _strip, deterministic=True)
-    conn.create_function("at_whole", 1, _whole, deterministic=True)
+    too_large: list[str] = []
+    conn.create_function("at_whole", 1, lambda t: _whole(t, too_large), deterministic=True)
     # each distinct id and its number once (one call of each function an id), then
     # SQLite's aggregates; the table is emptied, not dropped (a DROP fails while any
     # statement of the connection is open)
@@ -54,6 +59,8 @@ def sql_number_ids(conn: Any, ids: str, *, numbers_only: bool) -> NumberIds | No
     try:
         conn.execute(f"INSERT INTO _at_numbers (t, v) SELECT t, at_whole(t) FROM "
                      f"(SELECT DISTINCT at_strip(x) AS t FROM ({ids}))")
+        if too_large:  # SQLite cannot hold it: the general path counts it
+            raise NotStreamable("position ids")
         # (SQLite: the bare column t of a query with min() or max() is of the row picked)
         n_all, n, distinct, lo, lo_text = conn.execute(
             "SELECT COUNT(*), COUNT(v), COUNT(DISTINCT v), MIN(v), t FROM _at_numbers"
