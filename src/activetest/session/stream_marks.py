@@ -45,24 +45,27 @@ class Marks:
 class CsvMarks:
     """A CSV or TSV text's bytes as pyarrow's CSV reader reads them (a file-like object
     for :class:`pyarrow.PythonFile`: ``read`` of the stream ``src``, gunzipped already
-    where the file is gzipped), each block's rows counted as it passes: a mark (``marks``)
-    after the block's last line break, while no quote character has been met.
+    where the file is gzipped; ``delimiter``: one byte), each block's rows counted as it
+    passes: a mark (``marks``) after the block's last line break, while no quote
+    character has been met.
 
-    Rows are counted as both readers count them: the header is the first line; a line
-    ends at ``\\n``, ``\\r`` or ``\\r\\n`` (Python's reader of a file opened with
-    ``newline=""``, and pyarrow's); an empty line is no row (both pass it over). A line
-    that either reader refuses or reads otherwise (whitespace alone, empty cells) is
-    refused by the fast reader when its block is read, before any later row is named,
-    so a mark after it is never used."""
+    The header is the first line; a line ends at ``\\n``, ``\\r`` or ``\\r\\n`` (Python's
+    reader of a file opened with ``newline=""``, and pyarrow's). Rows are counted by
+    their delimiters (``bytes.count``, no line split: the header's count each), since
+    an empty line, which both readers pass over, has none. A line of another count is
+    refused by the fast reader when its block is read, and a mark after it (its count
+    at least the rows of the header's count before it, the refused row's among them) is
+    never at or before the row refused."""
 
-    def __init__(self, src: Any, marks: Marks) -> None:
+    def __init__(self, src: Any, marks: Marks, delimiter: bytes) -> None:
         self.src = src
         self.marks = marks
+        self.delimiter = delimiter
         self.rest = b""  # the bytes after the last line break seen
         self.offset: int | None = 0  # of rest's first byte; None: a quote met, no marks
         self.lines = 0
-        self.row = 0
-        self.header = False
+        self.cells = 0  # the delimiters after the header's
+        self.width = 0  # the header's delimiters
 
     @property
     def closed(self) -> bool:
@@ -89,34 +92,37 @@ class CsvMarks:
         return data
 
     def _see(self, data: bytes) -> None:
-        buf = self.rest + data if self.rest else data
-        cut = buf.rfind(b"\n") + 1
-        if buf.find(b'"', 0, cut) >= 0:
+        if data.find(b'"') >= 0:
             self.offset = None  # (a quoted field from here on may span lines)
             self.rest = b""
             return
-        self.rest = buf[cut:]
+        cut = data.rfind(b"\n") + 1
         if cut == 0:
+            self.rest += data
             return
-        pos = 0
-        if not self.header:  # the first line: the header, no row
-            ends = [i for i in (buf.find(b"\r", 0, cut), buf.find(b"\n", 0, cut)) if i >= 0]
-            pos = min(ends) + 1
-            if buf[pos - 1] == 13 and buf.startswith(b"\n", pos):  # (\r\n)
-                pos += 1
-            self.header = True
-            self.lines += 1
-        if pos < cut:
-            lines = buf.count(b"\n", pos, cut)
-            cr = buf.find(b"\r", pos, cut) >= 0
-            if cr:  # a lone \r ends a line too
-                lines += buf.count(b"\r", pos, cut) - buf.count(b"\r\n", pos, cut)
-            rows = lines
-            if (buf[pos] in (10, 13) or buf.find(b"\n\n", pos, cut) >= 0
-                    or (cr and (buf.find(b"\r\r", pos, cut) >= 0
-                                or buf.find(b"\n\r", pos, cut) >= 0))):
-                rows = sum(1 for line in buf[pos:cut].splitlines() if line)  # empty lines
-            self.lines += lines
-            self.row += rows
-        self.offset += cut  # type: ignore[operator]
-        self.marks.add(RowMark(self.row, self.offset, self.lines))  # type: ignore[arg-type]
+        first = data.find(b"\n") + 1  # (the line the rest begins, ended)
+        self._count(self.rest + data[:first], 0, len(self.rest) + first)
+        self._count(data, first, cut)
+        self.offset += len(self.rest) + cut  # type: ignore[operator]
+        self.rest = data[cut:]
+        if self.width:
+            self.marks.add(RowMark(self.cells // self.width, self.offset, self.lines))
+
+    def _count(self, buf: bytes, lo: int, hi: int) -> None:
+        """Count the lines and delimiters of ``buf[lo:hi]`` (whole lines), the header's
+        apart (the first line seen)."""
+        if lo >= hi:
+            return
+        if not self.lines:  # the header: its delimiters, a row's
+            ends = [i for i in (buf.find(b"\r", lo, hi), buf.find(b"\n", lo, hi)) if i >= 0]
+            end = min(ends) + 1
+            if buf[end - 1] == 13 and buf.startswith(b"\n", end):  # (\r\n)
+                end += 1
+            self.width = buf.count(self.delimiter, lo, end)
+            self.lines = 1
+            lo = end
+        lines = buf.count(b"\n", lo, hi)
+        if buf.find(b"\r", lo, hi) >= 0:  # a lone \r ends a line too
+            lines += buf.count(b"\r", lo, hi) - buf.count(b"\r\n", lo, hi)
+        self.lines += lines
+        self.cells += buf.count(self.delimiter, lo, hi)

@@ -135,7 +135,8 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
         source = pa.input_stream(str(s.path),
                                  compression="gzip" if gzipped_table(s.path) else None)
         batches = pcsv.open_csv(  # (its rows' starts noted as read: read_again)
-            pa.PythonFile(CsvMarks(source, _marks(t)), mode="r"),
+            pa.PythonFile(CsvMarks(source, _marks(t), b"\t" if s.format == "tsv" else b","),
+                          mode="r"),
             read_options=pcsv.ReadOptions(block_size=1 << 20, use_threads=False),
             parse_options=pcsv.ParseOptions(delimiter="\t" if s.format == "tsv" else ","),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=want,
