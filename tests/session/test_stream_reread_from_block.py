@@ -9,7 +9,7 @@ the streamed refusal compared word for word with the general path's on the same 
 reader of rows (:func:`activetest.models.table.stream_rows`): a late block's row is read
 from its block's start, a first block's from the first row. Text that makes counting
 lines from bytes hard (``\\r\\n`` and lone ``\\r`` line ends, blank lines, a gzip stream,
-a quoted field holding a line break) is among the cases.
+a quoted field holding a line break, a byte order mark) is among the cases.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ PAD = "p" * 420  # a column neither reader takes (include_columns), for bytes a 
 
 
 def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n",
-           blank: bool = False, quoted: bool = False, gz: bool = False
+           blank: bool = False, quoted: bool = False, gz: bool = False, bom: bool = False
            ) -> tuple[Path, Path, Path]:
     """An sst2 pool of :data:`N` items (CSV) and two tables of log-probs in the pool's
     order, in ``fmt`` (``csv``, ``tsv``, ``jsonl``, ``parquet``), the surrogate spoiled
@@ -39,7 +39,8 @@ def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n
     the id of the row before). ``newline``: each text line's end (``"\\r"`` alternating
     with ``"\\r\\n"`` where ``"mixed"``); ``blank``: an empty line after every 97th row;
     ``quoted``: the 10th row's padding a quoted field holding a line break; ``gz``: the
-    tables gzipped (names unchanged)."""
+    tables gzipped (names unchanged); ``bom``: the text begun with a UTF-8 byte order
+    mark."""
     rng = np.random.default_rng(7)
     z = rng.normal(size=(2, N, 2))
     lp = z - np.logaddexp(z[..., :1], z[..., 1:])
@@ -82,7 +83,7 @@ def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n
         for i, line in enumerate(lines):
             end = ("\r" if i % 2 else "\r\n") if newline == "mixed" else newline
             text += line + end + (end if blank and i % 97 == 96 else "")
-        data = text.encode()
+        data = ("\ufeff" * bom + text).encode()
         path.write_bytes(gzip.compress(data) if gz else data)
         out.append(path)
     return out[0], out[1], out[2]
@@ -141,20 +142,21 @@ def test_a_refused_row_is_named_as_the_general_path_names_it(
         assert 0 < first <= at and at - first < 2300 and count <= 2300, reads
 
 
-@pytest.mark.parametrize("case", ["crlf", "mixed", "blank", "gz", "quoted", "gzjsonl"])
+@pytest.mark.parametrize("case", ["crlf", "mixed", "blank", "gz", "quoted", "gzjsonl", "bom",
+                                  "bomjsonl"])
 def test_lines_counted_from_bytes_are_the_general_paths(
         case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Line ends of each kind, blank lines, a gzipped table, a quoted field holding a
-    line break: a late row refused (a NaN) is named by the general path's line, read
+    """Line ends of each kind, blank lines, a gzipped table, a byte order mark, a quoted
+    field holding a line break: a late row refused (a NaN) is named by the general path's line, read
     again from its block (from the first row where a quote was met before it)."""
     monkeypatch.setattr(stream_base, "BLOCK", 512)
     monkeypatch.setattr(stream_tables, "JSONL_BLOCK", 1 << 20)
-    fmt = "jsonl" if case == "gzjsonl" else "csv"
+    fmt = "jsonl" if case.endswith("jsonl") else "csv"
     at = N - 7
     files = _files(tmp_path, fmt, ("nan", at),
                    newline={"crlf": "\r\n", "mixed": "mixed"}.get(case, "\n"),
                    blank=case == "blank", quoted=case == "quoted",
-                   gz=case in ("gz", "gzjsonl"))
+                   gz=case in ("gz", "gzjsonl"), bom=case.startswith("bom"))
     reads = _reread_counted(monkeypatch)
     general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
