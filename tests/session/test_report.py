@@ -144,7 +144,7 @@ def test_report_files(tmp_path: Path, metrics: tuple[str, ...], extras: bool) ->
                 "valid only if the number of labels was fixed in advance |\n"
                 "| log loss | second target smollm2-135m | 0.75 | [0.7, 0.8] | — | "
                 "[0.65, 0.85] | 150 | — |") in md  # the CS's verdict, as `estimate` gives it (QA)
-        assert "| sst2\\_017\\|x | a \\*gorgeous\\*, witty movie xxx" in md
+        assert "| sst2_017\\|x | a \\*gorgeous\\*, witty movie xxx" in md
         assert "| negative | 7.25 | 5.5 | -0.0123 |" in md
         assert "| sst2-42 | plain | positive | 5.125 | — | +0.004 |" in md
         # the alarm's rule, not "a high target loss" (QA: flagged at target NLL 0.0076)

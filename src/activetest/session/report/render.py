@@ -380,31 +380,56 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     return out
 
 
-# Markdown's active characters. Links and images need "](", "][" or "]:" (a
-# reference definition) and images "![": those pairs are broken, so no link or image
-# can form, while an interval such as "[0.52, 0.61]" stays readable. "&" is escaped so
-# that no character reference ("&#x202e;") brings back a character clean() removed.
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_<>|#~&$"})
-_LINK = re.compile(r"\](?=[(\[:])|!(?=\[)")
+# Markdown's active characters, each escaped only where it can act, so that the raw file
+# reads as the rendered one (QA: "[0.225, 0.3\]:", "q\_m", "\~100" and a session path
+# "test\_a\_b" read with backslashes in report.md). Always: "\\", "`", "*", "<", ">",
+# "|", "#", "$". "_" unless its run lies inside a word (letters or digits on both sides:
+# CommonMark's rule, such a run can neither open nor close emphasis: "q_m", a path).
+# "~" where the text holds two or more (one alone cannot strike through, nor fence).
+# "&" where it starts a character reference ("&#x202e;" would bring back a character
+# clean() removed; "Q&A" cannot). Links and images need "](", "][" or "]:" (a reference
+# definition) and images "![": "](", "][" and "![" are broken everywhere, "]:" where the
+# text starts with "[" (a definition starts its line; the text is one line, and a heading
+# or a table cell holds none), so no link or image can form, while an interval such as
+# "[0.52, 0.61]" stays readable, followed by ":" or not.
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*<>|#$"})
+_LINK = re.compile(r"\](?=[(\[])|!(?=\[)")
+_DEFINITION = re.compile(r"\](?=:)")
+_UNDERSCORES = re.compile(r"_+")
+_REFERENCE = re.compile(r"&(?=(?:\\#)?[0-9A-Za-z]+;)")  # "#" escaped by then
 # Bare URLs and e-mail addresses are auto-linked by GitHub-flavoured Markdown; inside a
 # code span they stay text. ("|" ends them: in a table a code span does not protect it.)
 _URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.|(?:mailto|xmpp):)[^\s|]+"
                   r"|[^\s|@<>()\[\]`]+@[^\s|@<>()\[\]`]+")
 
 
-def _inert(text: str) -> str:
-    return _LINK.sub(lambda m: "\\" + m.group(0), text.translate(_MD_SPECIAL))
+def _underscores(m: re.Match[str]) -> str:
+    s, i, j = m.string, m.start(), m.end()
+    inside = i > 0 and j < len(s) and s[i - 1].isalnum() and s[j].isalnum()
+    return m.group(0) if inside else "\\_" * len(m.group(0))
+
+
+def _inert(text: str, *, tildes: bool, definition: bool) -> str:
+    out = _UNDERSCORES.sub(_underscores, text.translate(_MD_SPECIAL))
+    out = _REFERENCE.sub("\\\\&", out)
+    if tildes:
+        out = out.replace("~", "\\~")
+    if definition:
+        out = _DEFINITION.sub("\\\\]", out)
+    return _LINK.sub(lambda m: "\\" + m.group(0), out)
 
 
 def _md(text: str) -> str:
-    """Text as inert Markdown: one line, active characters escaped, no link, URLs as code."""
+    """Text as inert Markdown: one line, active characters escaped where they can act
+    (and only there, so the raw file reads as the rendered one), no link, URLs as code."""
     flat = " ".join(clean(text).split())
+    tildes, definition = flat.count("~") > 1, flat.startswith("[")
     out, pos = [], 0
     for m in _URL.finditer(flat):
-        out.append(_inert(flat[pos:m.start()]))
+        out.append(_inert(flat[pos:m.start()], tildes=tildes, definition=definition))
         out.append("`" + m.group(0).replace("`", "'") + "`")
         pos = m.end()
-    out.append(_inert(flat[pos:]))
+    out.append(_inert(flat[pos:], tildes=tildes, definition=definition))
     return "".join(out)
 
 
