@@ -471,3 +471,20 @@ def tsv_tables(files: tuple[Path, Path, Path]) -> tuple[Path, Path, Path]:
             f"{r['id']}\t{r['negative']!r}\t{r['positive']!r}\n" for r in t.to_pylist()))
         out.append(tsv)
     return files[0], out[0], out[1]
+
+
+def texts_inside(fig: Any) -> None:
+    """Everything drawn (titles, legend, labels, ticks) lies inside the figure."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    drawn = fig.get_tightbbox(renderer)  # inches
+    width, height = fig.get_size_inches()
+    tol = 0.5 / fig.dpi
+    assert drawn.x0 >= -tol and drawn.y0 >= -tol, drawn
+    assert drawn.x1 <= width + tol and drawn.y1 <= height + tol, (drawn, width, height)
+    texts = [fig._suptitle, *fig.legends] if fig._suptitle is not None else [*fig.legends]
+    assert texts
+    for t in texts:  # and each named part on its own
+        e = t.get_window_extent(renderer)
+        assert (e.x0 >= -0.5 and e.x1 <= fig.bbox.x1 + 0.5 and e.y0 >= -0.5
+                and e.y1 <= fig.bbox.y1 + 0.5), (t, e)

@@ -973,6 +973,7 @@ def test_the_difference_figure_takes_the_sure_bounds_at_every_count_and_says_so(
     compared at creation, as `estimate` shows them (before, only the last point took
     them, from `estimate`); the legend and the report's text name the sure bounds where
     they stand in, and ring the estimates that lie outside them (kept: unbiased)."""
+    from activetest.session.interval_names import OUTSIDE_POINT
     from activetest.session.report.plots import differences_figure
 
     db, _ = _sure_bounds_session(pool_files, tmp_path)
@@ -996,7 +997,7 @@ def test_the_difference_figure_takes_the_sure_bounds_at_every_count_and_says_so(
     assert any("(the sure bounds where they stand in)" in t for t in labels), labels
     assert not any("last count as `estimate` shows it" in t for t in labels), labels
     if a.estimate_outside_sure:
-        assert "estimate outside the bounds that hold surely (kept: unbiased)" in labels
+        assert OUTSIDE_POINT in labels  # the words of the table's † line
     out = tmp_path / "rep"
     run("report", db, "--out", out)
     md = (out / "report.md").read_text(encoding="utf-8").replace("\\_", "_")

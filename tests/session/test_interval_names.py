@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.console import Console
-from session_support import PoolFiles, labelled_table_session
+from session_support import PoolFiles, labelled_table_session, texts_inside
 from typer.testing import CliRunner
 
 from activetest import cli
@@ -289,23 +289,6 @@ def test_the_estimate_table_fits_80_columns(session: Path, pool_files: PoolFiles
 # ------------------------------------------------------------ figures
 
 
-def _texts_inside(fig) -> None:
-    """Everything drawn (titles, legend, labels, ticks) lies inside the figure."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    drawn = fig.get_tightbbox(renderer)  # inches
-    width, height = fig.get_size_inches()
-    tol = 0.5 / fig.dpi
-    assert drawn.x0 >= -tol and drawn.y0 >= -tol, drawn
-    assert drawn.x1 <= width + tol and drawn.y1 <= height + tol, (drawn, width, height)
-    texts = [fig._suptitle, *fig.legends] if fig._suptitle is not None else [*fig.legends]
-    assert texts
-    for t in texts:  # and each named part on its own
-        e = t.get_window_extent(renderer)
-        assert (e.x0 >= -0.5 and e.x1 <= fig.bbox.x1 + 0.5 and e.y0 >= -0.5
-                and e.y1 <= fig.bbox.y1 + 0.5), (t, e)
-
-
 def _hand_made(**kw) -> ReportData:
     rows = [(k, (0.9, (0.6, 1.2), (0.7, 1.0), (0.4, 1.0)), (0.85, (0.5, 1.3)))
             for k in (30, 40, 50)]
@@ -321,7 +304,7 @@ def test_estimates_png_keeps_its_text_inside_and_the_error_rate_within_0_and_1(
         tmp_path: Path) -> None:
     data = _hand_made()
     fig = plots.estimates_figure(data)
-    _texts_inside(fig)
+    texts_inside(fig)
     (ax,) = fig.axes
     low, high = ax.get_ylim()
     assert 0.0 <= low < high <= 1.0
@@ -346,7 +329,7 @@ def test_report_of_a_session_whose_target_path_holds_dollars(session: Path,
     assert data.value_range["error rate"] == (0.0, 1.0)
     run("report", db, "--out", tmp_path / "rep")
     fig = plots.estimates_figure(data)
-    _texts_inside(fig)
+    texts_inside(fig)
     assert 0.0 <= fig.axes[0].get_ylim()[0] < fig.axes[0].get_ylim()[1] <= 1.0
 
 

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.session.session_support import PoolFiles, make_pool_files
+from tests.session.session_support import PoolFiles, make_pool_files, texts_inside
 from typer.testing import CliRunner
 
 from activetest.cli import app
 from activetest.session import estimate as est
 from activetest.session.harness_runs import uniform_runs_for_width
+from activetest.session.interval_names import OUTSIDE_POINT
+from activetest.session.report.plots import estimates_figure
 from activetest.session.workflow import Session
 
 runner = CliRunner()
@@ -439,8 +441,24 @@ def test_a_risk_outside_its_sure_bounds_is_marked_in_the_reports_table(tmp_path:
     assert (f"error rate {cv:.4f} (outside the bounds that hold surely, "
             f"[{a['sure_low']:.4f}, {a['sure_high']:.4f}]: unbiased, not moved; see the "
             f"note), fixed-budget") in md, md
-    # the QA session of 32 of 40 (uniform draws): inside its bounds, no mark, no line
+    # the estimates figure rings that point, named in the legend in the table's words,
+    # and its caption says so (QA: the point the table marks with † was drawn unringed)
+    with Session.open(db) as s:
+        data = s.report_data(progress=False)
+    fig = estimates_figure(data)
+    assert OUTSIDE_POINT in [t.get_text() for t in fig.legends[0].get_texts()]
+    panel = {ax.get_title(): ax for ax in fig.axes}
+    (ring,) = [x for x in panel["error rate"].get_lines() if x.get_label() == OUTSIDE_POINT]
+    assert list(ring.get_xdata()) == [37] and abs(ring.get_ydata()[0] - e) <= 1e-12
+    assert not [x for x in panel["log loss"].get_lines() if x.get_label() == OUTSIDE_POINT]
+    texts_inside(fig)
+    assert ("error rate: a ringed point (†) is an estimate outside the bounds that hold "
+            "surely at that count, unbiased, not moved)](estimates.png)") in md, md
+    # the QA session of 32 of 40 (uniform draws): inside its bounds, no mark, no line, no ring
     qa, _ = _qa_session(tmp_path)
     run("report", qa, "--out", tmp_path / "qa", "--no-progress")
     md = (tmp_path / "qa" / "report.md").read_text(encoding="utf-8")
     assert "†" not in md and "outside the bounds that hold surely" not in md, md
+    with Session.open(qa) as s:
+        fig = estimates_figure(s.report_data(progress=False))
+    assert not [x for ax in fig.axes for x in ax.get_lines() if x.get_label() == OUTSIDE_POINT]

@@ -22,7 +22,8 @@ interval record's ``basis``), each cell says so with :func:`basis_mark`: "(exact
 (the few-errors rule) or "(sure bounds)" (a paired difference's bounds that hold surely,
 :data:`SURE_BOUNDS`). An estimate outside the bounds that hold surely (unbiased, not moved)
 is marked beside the number with :func:`outside_sure_mark`; in a table of estimates, with
-:data:`OUTSIDE_MARK` at the number and :func:`outside_sure_line` under the table.
+:data:`OUTSIDE_MARK` at the number and :func:`outside_sure_line` under the table; in a
+figure, ringed, named :data:`OUTSIDE_POINT` in the legend.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["ANYTIME", "BOOTSTRAP", "EXACT_ANYTIME", "FIXED_BUDGET", "INTERVAL_KINDS",
-           "OUTSIDE_MARK", "SURE_BOUNDS", "basis_mark", "blind_spot_sentence",
+           "OUTSIDE_MARK", "OUTSIDE_POINT", "SURE_BOUNDS", "basis_mark", "blind_spot_sentence",
            "comparison_blind_spot_sentence",
            "few_errors_name", "interval_decimals", "interval_guarantee", "interval_name",
            "interval_text", "outside_sure_line", "outside_sure_mark", "plain_mean_mark",
@@ -136,6 +137,13 @@ def outside_sure_mark(low: float, high: float, number: str = "{:.4f}") -> str:
 #: report's) that lies outside the bounds that hold surely; :func:`outside_sure_line`
 #: says it under the table.
 OUTSIDE_MARK = "†"
+
+
+#: A figure's legend entry for the ringed points: estimates outside the bounds that hold
+#: surely at their label count, in the words (and with the mark) of the table's
+#: :func:`outside_sure_line` (QA: the report's estimates figure left the point the table
+#: marked unringed).
+OUTSIDE_POINT = f"{OUTSIDE_MARK} estimate outside the bounds that hold surely: unbiased, not moved"
 
 
 def outside_sure_line(metric: str, value: str, low: float, high: float,

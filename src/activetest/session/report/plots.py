@@ -30,6 +30,7 @@ from activetest.session.interval_names import (
     ANYTIME,
     BOOTSTRAP,
     FIXED_BUDGET,
+    OUTSIDE_POINT,
     few_errors_name,
     interval_name,
 )
@@ -239,6 +240,18 @@ def _band_style(kind: str, active: list[Estimate], band: str) -> dict[str, Any]:
     return {"color": _ACTIVE, "alpha": 0.3, "linewidth": 0}
 
 
+def _ring_outside(ax: Axes, x: np.ndarray, active: list[Estimate]) -> None:
+    """Ring the estimates that lie outside the bounds that hold surely at their count
+    (:attr:`Estimate.outside_sure`), kept as they are (unbiased), named in the legend as
+    the table marks them (:data:`OUTSIDE_POINT`; QA: a single risk's, marked † in the
+    report's table, was drawn unringed)."""
+    out = np.array([a.outside_sure is not None for a in active], dtype=bool)
+    if out.any():
+        ax.plot(x[out], _values(active)[out], linestyle="none", marker="o", markersize=7,
+                markerfacecolor="none", markeredgecolor=_MARK, clip_on=False,
+                label=for_matplotlib(OUTSIDE_POINT))
+
+
 def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
     rows = data.history.get(metric, [])
     bounds = data.value_range.get(metric, (None, None))
@@ -286,6 +299,7 @@ def _plot_metric(ax: Axes, data: ReportData, metric: str) -> None:
         # first labels) showed half a marker (QA); nothing can reach beyond the axes
         ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
                 label=data.estimator_name, clip_on=False)
+        _ring_outside(ax, x, active)
         if len(rows) == 1:
             ax.set_xlim(x[0] - 1, x[0] + 1)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # label counts: whole numbers
@@ -479,11 +493,7 @@ def _plot_difference(ax: Axes, curve: DifferenceCurve, level: float, n_b: int = 
             ax.plot(xo, np.where(at, end, np.nan), color=_ACTIVE, linewidth=1.0, alpha=0.8)
     ax.plot(x, _values(active), color=_ACTIVE, marker=marker, markersize=3,
             label="LURE estimate of the difference", clip_on=False)
-    out = np.array([a.outside_sure is not None for a in active], dtype=bool)
-    if out.any():  # kept as they are (unbiased), marked where the labels rule them out
-        ax.plot(x[out], _values(active)[out], linestyle="none", marker="o", markersize=7,
-                markerfacecolor="none", markeredgecolor=_MARK, clip_on=False,
-                label="estimate outside the bounds that hold surely (kept: unbiased)")
+    _ring_outside(ax, x, active)
     if curve.last_as_estimate:  # the last count's intervals by estimate's other rule
         last = active[-1]
         for iv in (last.fixed, last.anytime):

@@ -307,10 +307,16 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     few = [m for m in data.metrics if any(r.active.basis == "exact" for r in data.history[m])]
     stood = "; ".join(f"{m}: the {exact_name} stands in for both while the labels show "
                       f"few {data.few_what.get(m, 'errors')}" for m in few)
+    # a ringed point: an estimate outside its sure bounds, as the table marks it (QA: the
+    # table's † point was drawn unringed)
+    ringed = "; ".join(f"{m}: a ringed point ({OUTSIDE_MARK}) is an estimate outside the bounds "
+                       f"that hold surely at that count, unbiased, not moved" for m in data.metrics
+                       if any(r.active.outside_sure is not None for r in data.history[m]))
+    said = "; ".join(x for x in (stood, ringed) if x)
     out.append(("img", images[ESTIMATES_PNG],
                 f"{data.estimator_name} with its {interval_name(FIXED_BUDGET, data.level)} and "
                 f"{interval_name(ANYTIME, data.level)} against labels used, beside the "
-                f"{data.uniform_label}" + (f" ({stood})" if few else "")))
+                f"{data.uniform_label}" + (f" ({said})" if said else "")))
     if DIFFERENCES_PNG in images:
         c = data.differences[0]
         others = ", ".join(dict.fromkeys(d.target_b for d in data.differences))
