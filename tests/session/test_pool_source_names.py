@@ -12,6 +12,7 @@ their digests. The pool's and the examples' names are checked only here."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
@@ -107,10 +108,10 @@ def test_the_report_names_the_pool_it_counts_by_file_and_digest(tmp_path: Path) 
         assert _stored(old)["pool"]["source"] == "/tmp/oldout/pool.csv"
         shown = s.report_data(progress=False).pool_file
     assert shown == SourceName("pool.csv", _stored(old)["pool"]["sha256"])
-    assert shown_source({"source": "/a/x/pool.csv, /a/y/pool.csv"}) == SourceName(
-        "x/pool.csv, y/pool.csv")
+    assert shown_source({"source": "/a/x/pool.csv, /a/y/pool.csv"}, "classification"
+                        ) == SourceName("x/pool.csv, y/pool.csv")
     for python in ({"source": "<items>", "n_items": 3}, {"n_items": 3}, None):
-        assert shown_source(python) is None
+        assert shown_source(python, "classification") is None
     assert of_file(None) == "" and of_file(SourceName("g.jsonl")) == " of g.jsonl"
 
 
@@ -124,8 +125,8 @@ def test_status_names_the_pool_it_counts_as_the_report_does(tmp_path: Path) -> N
     out = run_cli("status", db)
     assert line in out and "home/me" not in out, out
     got = json.loads(run_cli("status", db, "--json"))
-    assert got["n_items"] == 40 and got["pool_file"] == {"source": "pool.csv",
-                                                         "sha256": _sha(pool)}, got
+    assert got["n_items"] == 40 and got["pool_file"] == {
+        "source": "pool.csv", "sha256": _sha(pool), "unzipped": False}, got
     with Session.open(db) as s:
         assert line in str(s.status())
 
@@ -134,3 +135,49 @@ def test_status_names_the_pool_it_counts_as_the_report_does(tmp_path: Path) -> N
     digest = _stored(old)["pool"]["sha256"]
     (pool_line,) = [x for x in run_cli("status", old).splitlines() if x.startswith("pool ")]
     assert pool_line.startswith(f"pool 150 items of pool.csv (sha256 {digest[:12]}…): ")
+
+
+def test_a_gz_pools_digest_is_said_to_be_of_what_the_session_stored(tmp_path: Path) -> None:
+    """QA: a ``.gz`` pool's digest read "pool.csv.gz (sha256 ...)" where a classification
+    session stores the digest of the unzipped text (the pool reader's) and a graded one
+    that of the file's bytes: a reader's ``sha256sum pool.csv.gz`` matched one kind and
+    not the other, unsaid. What is stored is unchanged; the report and ``status`` now say
+    "of the unzipped text" where it is, and only there."""
+    folder = tmp_path / "home" / "me" / "data"
+    folder.mkdir(parents=True)
+    csv, sur, tgt = write_pool_tables(folder, 40)
+    pool = folder / "pool.csv.gz"
+    pool.write_bytes(gzip.compress(csv.read_bytes(), mtime=0))
+    text_sha, file_sha = _sha(csv), _sha(pool)
+    assert text_sha != file_sha
+    db = tmp_path / "c.db"
+    run_cli("init", db, "--pool", pool, "--task", "sst2", "--surrogate", f"table:{sur}",
+            "--target", f"table:{tgt}", "--id-column", "id", "--seed", "3", "--no-progress")
+    assert _stored(db)["pool"] == {"source": "pool.csv.gz", "format": "csv",
+                                   "sha256": text_sha, "n_items": 40}, _stored(db)["pool"]
+    said = f"40 items of pool.csv.gz (sha256 of the unzipped text {text_sha[:12]}…)"
+    run_cli("select", db, "--n", "6")
+    run_cli("label", db, "--from-data")
+    assert f"pool {said}: 6 selected" in run_cli("status", db)
+    assert json.loads(run_cli("status", db, "--json"))["pool_file"] == {
+        "source": "pool.csv.gz", "sha256": text_sha, "unzipped": True}
+    run_cli("report", db, "-o", tmp_path / "rep", "--no-progress")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert f"- Pool: {said}\n" in md and f"<li>Pool: {said}</li>" in page, md[:600]
+
+    squad = write_squad_pool(folder / "squad.jsonl")
+    gz = folder / "squad.jsonl.gz"
+    gz.write_bytes(gzip.compress(squad.read_bytes(), mtime=0))
+    db = tmp_path / "g.db"
+    run_cli("init", db, "--pool", gz, "--task", "squad", "--target", "pool",
+            "--surrogate", "column:conf", "--seed", "0", "--no-progress")
+    assert _stored(db)["pool"] == {"source": "squad.jsonl.gz", "sha256": _sha(gz),
+                                   "n_items": 12}, _stored(db)["pool"]
+    said = f"12 items of squad.jsonl.gz (sha256 {_sha(gz)[:12]}…)"  # the file's bytes
+    run_cli("select", db, "--n", "6")
+    run_cli("label", db, "--from-data")
+    assert f"pool {said}: 6 selected" in run_cli("status", db)
+    run_cli("report", db, "-o", tmp_path / "grep", "--no-progress")
+    md = (tmp_path / "grep" / "report.md").read_text(encoding="utf-8")
+    assert f"- Pool: {said}\n" in md and "unzipped" not in md, md[:600]

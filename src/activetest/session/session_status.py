@@ -38,7 +38,7 @@ def session_status(s: Any) -> SessionStatus:
                          rows, meta.get("created", ""), stale, draw.waiting(store),
                          same, s.kind.compared_waiting(store), label_scoring(store),
                          surrogate_column(str(cfg.surrogate), cfg.extra.get("history")),
-                         shown_source(cfg.pool), absent_paths(cfg))
+                         shown_source(cfg.pool, cfg.kind), absent_paths(cfg))
 
 
 def absent_paths(cfg: Any) -> tuple[str, ...]:

@@ -41,10 +41,15 @@ class SourceName:
         source: its last path component (a glob's last pattern component).
         sha256: SHA-256 of its bytes; empty where it is no regular file (a folder,
             a glob) and no digest was given.
+        unzipped: ``sha256`` is of the file's decompressed text, not of its bytes: a
+            classification session's ``.gz`` pool (the pool reader digests the text it
+            reads, :func:`activetest.data.pool.load_pool`), where ``sha256sum pool.csv.gz``
+            gives another digest and ``gzip -dc pool.csv.gz | sha256sum`` this one.
     """
 
     source: str
     sha256: str = ""
+    unzipped: bool = False
 
 
 #: (real path, size, mtime) -> SHA-256: a file is read once per process while unchanged
@@ -126,11 +131,16 @@ def published_source(info: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def shown_source(info: Any) -> SourceName | None:
+def shown_source(info: Any, kind: str) -> SourceName | None:
     """The file(s) a session's config names for its pool (``info``: the config's
-    ``pool`` mapping) as a report shows them: by name, never a local path, with the
-    SHA-256 the session stores (empty where it stores none: a folder, a glob, several
-    files, graded sessions made before). New sessions store names already
+    ``pool`` mapping; ``kind``: the session's kind) as a report shows them: by name,
+    never a local path, with the SHA-256 the session stores (empty where it stores none:
+    a folder, a glob, several files, graded sessions made before), and what that digest
+    is of (:attr:`SourceName.unzipped`): a classification session's ``.gz`` pool stores
+    the digest of the unzipped text (the pool reader's), a graded or harness session's
+    that of the file's bytes (:func:`published_source`, :func:`pool_source`); what is
+    stored is not changed (QA: "pool.csv.gz (sha256 ...)" matched no ``sha256sum`` of
+    the file, unsaid). New sessions store names already
     (:func:`published_source`, :func:`pool_source`: kept as stored, ``a/preds.csv,
     b/preds.csv`` too); a session made before stored the path, read here as its last
     component (several paths joined by ", ": each by its shortest distinguishing
@@ -144,16 +154,20 @@ def shown_source(info: Any) -> SourceName | None:
     parts = src.split(", ")
     if any(os.path.isabs(p) for p in parts):  # a session made before: its path
         src = ", ".join(distinguishing_names(parts))
-    digest = info.get("sha256")
-    return SourceName(src, digest if isinstance(digest, str) else "")
+    digest = info.get("sha256") if isinstance(info.get("sha256"), str) else ""
+    return SourceName(src, digest, bool(digest) and kind == "classification"
+                      and src.lower().endswith(".gz"))
 
 
 def of_file(f: SourceName | None) -> str:
     """What follows a pool's size where a report's header or ``status`` says it: ``" of
     pool.csv (sha256 2077bd67c0a6…)"``, the files by name (:func:`shown_source`) and the
     first :data:`SHORT_DIGEST` hex digits of the SHA-256 the session stores (QA: "Pool: N
-    items" named no file: which pool the number is of); "" where no file is known."""
+    items" named no file: which pool the number is of), said to be of the unzipped text
+    where it is (:attr:`SourceName.unzipped`: ``" of pool.csv.gz (sha256 of the unzipped
+    text 2077bd67c0a6…)"``); "" where no file is known."""
     if f is None or not f.source:
         return ""
-    digest = f" (sha256 {f.sha256[:SHORT_DIGEST]}…)" if f.sha256 else ""
+    of = "of the unzipped text " if f.unzipped else ""
+    digest = f" (sha256 {of}{f.sha256[:SHORT_DIGEST]}…)" if f.sha256 else ""
     return f" of {f.source}{digest}"

@@ -247,7 +247,7 @@ def difference_curves(inputs: ReportInputs, budgets: Sequence[int], target: str,
 
     final, draws, cfg = inputs.estimate, inputs.draws, inputs.config
     level, N, q = float(cfg.level), draws.n_pool, draws.q
-    shown = shown_source(cfg.pool)
+    shown = shown_source(cfg.pool, cfg.kind)
     pool = "" if shown is None else shown.source
     out = []
     for c in final.comparisons:
@@ -630,6 +630,6 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         value_range={METRIC_NAMES[m]: est.value_range(m) if m == "error_rate"
                      else (0.0, None) for m in metrics},
         level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool,
-        pool_file=shown_source(cfg.pool), info=info,
+        pool_file=shown_source(cfg.pool, cfg.kind), info=info,
         notes=all_notes, uniform_biased=not final.uniform_draws, few_what=few_what,
         differences=difference_curves(inputs, budgets, target))
