@@ -359,17 +359,18 @@ def test_hostile_item_text_is_inert_in_markdown_and_html(tmp_path: Path) -> None
 
 
 def test_markdown_escapes_only_where_a_character_can_act(tmp_path: Path) -> None:
-    """QA: report.md read "[0.225, 0.3\\]:", "q\\_m", "\\~100" and a session path with
-    "\\_" between words: escapes no renderer needed, seen by whoever reads the raw file.
-    Each is now escaped only where it can act, so the raw line reads as the rendered one,
-    and hostile text stays inert (a Markdown parser finds no link, reference definition,
-    emphasis or strike-through)."""
+    """QA: report.md read "[0.225, 0.3\\]:", "q\\_m", "\\~100", "samples\\_\\*.jsonl" and a
+    session path with "\\_" between words: escapes no renderer needed, seen by whoever
+    reads the raw file. Each is now escaped only where it can act, so the raw line reads
+    as the rendered one, and hostile text stays inert (a Markdown parser finds no link,
+    reference definition, emphasis, strike-through, bullet or rule)."""
     markdown_it = pytest.importorskip("markdown_it")
     plain = ["q_m per step, at /tmp/test_a_b0/out.db, below ~100 labels, Q&A",
+             "Pool: 60 items of samples_*.jsonl",
              "† error rate: 0.2222 outside the bounds that hold surely, [0.225, 0.3]: "
              "unbiased, not moved; see the note"]
     hostile = ["[evil]: https://evil.example/x", "_em_ and __strong__ and ~~gone~~ or ~s~",
-               "[a](b) ![i](j) [c][evil] &amp; &#x202e; *e*"]
+               "[a](b) ![i](j) [c][evil] &amp; &#x202e; *e*", "* a bullet", "___"]
     data = _hand_made(title="t", notes=plain + hostile)
     write_report(data, tmp_path / "r")
     md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
@@ -382,7 +383,7 @@ def test_markdown_escapes_only_where_a_character_can_act(tmp_path: Path) -> None
     assert not env.get("references"), env  # no reference definition formed
     for line in plain:
         assert f"<p>{line.replace('&', '&amp;')}</p>" in rendered, rendered
-    for tag in ("<a ", "<img src=\"j", "<em>", "<strong>", "<s>", "<del>"):
+    for tag in ("<a ", "<img src=\"j", "<em>", "<strong>", "<s>", "<del>", "<li>", "<hr"):
         assert tag not in rendered, (tag, rendered)
     assert "&amp;amp;" in rendered and "&amp;#x202e;" in rendered  # no character reference
     assert "<p>[evil]: <code>https://evil.example/x</code></p>" in rendered, rendered

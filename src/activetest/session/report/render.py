@@ -388,20 +388,22 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
 
 # Markdown's active characters, each escaped only where it can act, so that the raw file
 # reads as the rendered one (QA: "[0.225, 0.3\]:", "q\_m", "\~100" and a session path
-# "test\_a\_b" read with backslashes in report.md). Always: "\\", "`", "*", "<", ">",
-# "|", "#", "$". "_" unless its run lies inside a word (letters or digits on both sides:
-# CommonMark's rule, such a run can neither open nor close emphasis: "q_m", a path).
-# "~" where the text holds two or more (one alone cannot strike through, nor fence).
-# "&" where it starts a character reference ("&#x202e;" would bring back a character
-# clean() removed; "Q&A" cannot). Links and images need "](", "][" or "]:" (a reference
-# definition) and images "![": "](", "][" and "![" are broken everywhere, "]:" where the
-# text starts with "[" (a definition starts its line; the text is one line, and a heading
-# or a table cell holds none), so no link or image can form, while an interval such as
-# "[0.52, 0.61]" stays readable, followed by ":" or not.
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*<>|#$"})
+# "test\_a\_b" read with backslashes in report.md). Always: "\\", "`", "<", ">", "|",
+# "#", "$". "*" and "_" unless their run is the text's only one of that character and
+# does not start it (emphasis pairs two runs; a run at the start may be a bullet or a
+# rule: "samples_*.jsonl"), "_" also where its run lies inside a word (letters or digits
+# on both sides: by CommonMark's rule it can neither open nor close emphasis: "q_m", a
+# path). "~" where the text holds two or more (one alone cannot strike through, nor
+# fence). "&" where it starts a character reference ("&#x202e;" would bring back a
+# character clean() removed; "Q&A" cannot). Links and images need "](", "][" or "]:" (a
+# reference definition) and images "![": "](", "][" and "![" are broken everywhere, "]:"
+# where the text starts with "[" (a definition starts its line; the text is one line,
+# and a heading or a table cell holds none), so no link or image can form, while an
+# interval such as "[0.52, 0.61]" stays readable, followed by ":" or not.
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`<>|#$"})
 _LINK = re.compile(r"\](?=[(\[])|!(?=\[)")
 _DEFINITION = re.compile(r"\](?=:)")
-_UNDERSCORES = re.compile(r"_+")
+_RUNS = {c: re.compile(re.escape(c) + "+") for c in "*_"}
 _REFERENCE = re.compile(r"&(?=(?:\\#)?[0-9A-Za-z]+;)")  # "#" escaped by then
 # Bare URLs and e-mail addresses are auto-linked by GitHub-flavoured Markdown; inside a
 # code span they stay text. ("|" ends them: in a table a code span does not protect it.)
@@ -409,14 +411,28 @@ _URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.|(?:mailto|xmpp):)[^\s|]+
                   r"|[^\s|@<>()\[\]`]+@[^\s|@<>()\[\]`]+")
 
 
-def _underscores(m: re.Match[str]) -> str:
-    s, i, j = m.string, m.start(), m.end()
-    inside = i > 0 and j < len(s) and s[i - 1].isalnum() and s[j].isalnum()
-    return m.group(0) if inside else "\\_" * len(m.group(0))
+def _lone(flat: str, c: str) -> bool:
+    """Whether ``flat`` holds one run of ``c`` ("*" or "_"), not at its start: it cannot
+    pair into emphasis, nor begin a bullet or a rule."""
+    runs = list(_RUNS[c].finditer(flat))
+    return len(runs) == 1 and runs[0].start() > 0
 
 
-def _inert(text: str, *, tildes: bool, definition: bool) -> str:
-    out = _UNDERSCORES.sub(_underscores, text.translate(_MD_SPECIAL))
+def _runs(text: str, c: str, lone: bool) -> str:
+    """``text`` with each run of ``c`` escaped, but where it cannot act (``lone``; an
+    "_" run inside a word)."""
+    def one(m: re.Match[str]) -> str:
+        s, i, j = m.string, m.start(), m.end()
+        inside = c == "_" and i > 0 and j < len(s) and s[i - 1].isalnum() and s[j].isalnum()
+        return m.group(0) if lone or inside else ("\\" + c) * len(m.group(0))
+
+    return _RUNS[c].sub(one, text)
+
+
+def _inert(text: str, *, tildes: bool, definition: bool, lone: str) -> str:
+    out = text.translate(_MD_SPECIAL)
+    for c in "*_":
+        out = _runs(out, c, c in lone)
     out = _REFERENCE.sub("\\\\&", out)
     if tildes:
         out = out.replace("~", "\\~")
@@ -429,13 +445,14 @@ def _md(text: str) -> str:
     """Text as inert Markdown: one line, active characters escaped where they can act
     (and only there, so the raw file reads as the rendered one), no link, URLs as code."""
     flat = " ".join(clean(text).split())
-    tildes, definition = flat.count("~") > 1, flat.startswith("[")
+    how = {"tildes": flat.count("~") > 1, "definition": flat.startswith("["),
+           "lone": "".join(c for c in "*_" if _lone(flat, c))}
     out, pos = [], 0
     for m in _URL.finditer(flat):
-        out.append(_inert(flat[pos:m.start()], tildes=tildes, definition=definition))
+        out.append(_inert(flat[pos:m.start()], **how))
         out.append("`" + m.group(0).replace("`", "'") + "`")
         pos = m.end()
-    out.append(_inert(flat[pos:], tildes=tildes, definition=definition))
+    out.append(_inert(flat[pos:], **how))
     return "".join(out)
 
 
