@@ -158,7 +158,7 @@ def test_an_answer_refused_after_its_label_was_written_leaves_no_change_behind(
         results, _ = a.answers_and_held("alice", [(other.item_id, [0, 0]), (same, [1, 1])])
         assert isinstance(results[0], list) and len(results[0]) == 2
         assert isinstance(results[1], LabelError), results
-        assert "would be judged differently" in str(results[1])
+        assert "judged 'incorrect' elsewhere" in str(results[1])
         assert s.store.label_history(s.store.index_of(same)) == [] and same not in s.labels()
         nxt = a.next_item("alice")  # the next write: not refused as a file put back
         assert nxt is not None and nxt.item_id == same  # the refused item comes back
@@ -585,6 +585,97 @@ def test_two_answers_with_the_same_text_get_the_same_level(tmp_path: Path) -> No
         a.answer("alice", it.item_id, [1, 1])
         row = s.store.index_of(it.item_id)
         assert s.store.labels()[row].label == s.store.judgments(f"compare:{spec}")[row].label
+
+
+def _reach(a: Annotators, who: str, item_id: str) -> None:
+    """``who`` answers "correct" to the items offered before ``item_id`` (an overlap
+    session's: those another answered), until ``item_id`` is theirs."""
+    for _ in range(40):
+        it = a.next_item(who)
+        assert it is not None
+        if it.item_id == item_id:
+            return
+        a.answer(who, it.item_id, [1] * len(it.answers))
+    raise AssertionError(f"{item_id!r} never came to {who}")
+
+
+@pytest.mark.parametrize("resolve", ["latest", "majority"])
+def test_a_second_answer_on_a_same_text_item_is_stored_and_settled_by_the_rule(
+        tmp_path: Path, resolve: str) -> None:
+    """QA: two annotators on an item whose two answers are the same text (overlap),
+    alice "correct, correct", bob "incorrect, incorrect", --resolve latest: settling wrote
+    the target's label, then checked it against the compared answer's judgment, still
+    alice's "correct": bob's answer was refused ("judge them alike (--overwrite ...)",
+    naming the hidden target's file) and could never be stored; so were bob's undo and
+    an adjudicator's answer that changed the settled judgment. Now every role is written,
+    then checked once: latest gives bob's, majority of two a tie that settles nothing
+    (both unlabelled, waiting for an adjudicator: :func:`activetest.session.labels.settle`);
+    the undo gives alice's back, the last adjudicator settles."""
+    made = graded(tmp_path, compare=True)
+    with Session.open(made.db) as s:
+        spec = s.compared_targets()[0]
+        a = Annotators(s, batch=40, budget=40, overlap=1.0, resolve=resolve)
+        same = same_text_item(a, "alice")
+        row = s.store.index_of(same)
+
+        def settled() -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+            lab = s.store.labels().get(row)
+            j = s.store.judgments(f"compare:{spec}").get(row)
+            return (None if lab is None else (lab.label, lab.source),
+                    None if j is None else (j.label, j.source))
+
+        a.answer("alice", same, [1, 1])
+        assert settled() == ((1, "web (alice)"),) * 2
+        _reach(a, "bob", same)
+        rows = a.answer("bob", same, [0, 0])
+        assert [(r.annotator, r.label) for r in rows] == [("bob", 0), ("bob", 0)]
+        assert settled() == {"latest": ((0, "web (latest: bob)"),) * 2,
+                             "majority": (None, None)}[resolve]
+        assert a.unsettled() == (resolve == "majority")
+        assert a.undo("bob") is not None  # alice's answer alone again
+        assert settled() == ((1, "web (alice)"),) * 2
+        a.answer("bob", same, [0, 0])
+        a.answer("dora", same, [1, 1], adjudicate=True)
+        assert settled() == ((1, "web (adjudicated by dora)"),) * 2
+        a.answer("erin", same, [0, 0], adjudicate=True)  # the last adjudication settles
+        assert settled() == ((0, "web (adjudicated by erin)"),) * 2
+        assert sorted((r.annotator, r.role, r.label) for r in a.annotations()
+                      if r.item_id == same) == sorted(
+            [(w, role, v) for w, v in (("alice", 1), ("bob", 0), ("dora", 1), ("erin", 0))
+             for role in ("target", f"compare:{spec}")])
+
+
+def test_an_answer_unlike_a_same_text_judgment_made_elsewhere_is_refused_blind(
+        tmp_path: Path) -> None:
+    """The refusal that stays: an item whose two answers are the same text, the compared
+    answer judged "incorrect" by an import; a page answer "correct" would judge the one
+    answer twice, differently. It is refused in the page's words: answers by their
+    letters, no compared target or its file, no source (which may name it), no
+    ``--overwrite`` (the page has none; QA: it said all three). Judged as the import did,
+    it is stored; the API's refusal keeps its own words (both named, ``--overwrite``)."""
+    made = graded(tmp_path, compare=True)
+    with Session.open(made.db) as s:
+        spec = s.compared_targets()[0]
+        a = Annotators(s, batch=40, budget=40)
+        same = same_text_item(a, "alice")
+        s.judge(same, 0, target=spec, source="import:j.csv")
+        with pytest.raises(LabelError) as exc:
+            a.answer("alice", same, [1, 1])
+        msg = str(exc.value)
+        assert msg.startswith(f"item {same!r}: answers A and B are the same text ("), msg
+        assert ("judged 'incorrect' elsewhere" in msg and "give it 'incorrect'" in msg
+                and msg.endswith("your answer was not saved")), msg
+        for hidden in (spec, "b.jsonl", "j.csv", "target", "--overwrite"):
+            assert hidden not in msg, (hidden, msg)
+        assert same not in s.labels() and not [r for r in a.annotations()
+                                                if r.item_id == same]
+        assert a.next_item("alice").item_id == same  # it comes back
+        a.answer("alice", same, [0, 0])
+        assert s.labels()[same] == 0
+        with pytest.raises(LabelError, match=rf"{spec}'s answer are the same text .*"
+                                             r"--overwrite to change the one stored"):
+            s.judge(same, 1, target=spec, overwrite=True)
+        assert s.store.judgments(f"compare:{spec}")[s.store.index_of(same)].label == 0
 
 
 def test_paired_agreement_resamples_items_and_says_so(tmp_path: Path) -> None:

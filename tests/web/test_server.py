@@ -823,7 +823,8 @@ def test_an_answer_the_page_sent_that_was_refused_does_not_stop_the_next(
         c = Client(server.url, "alice")
         status, r = c.call("POST", "answers", {"answers": [  # (the page counts from 1)
             {"item_id": same, "levels": [2, 2]}]})
-        assert status == 200 and "judged differently" in r["results"][0].get("error", ""), r
+        assert status == 200 and "judged 'incorrect' elsewhere" in r["results"][0].get(
+            "error", ""), r
         status, r = c.call("POST", "answers", {"answers": [
             {"item_id": same, "levels": [1, 1]}]})
         assert status == 200 and r["results"] == [
@@ -831,6 +832,38 @@ def test_an_answer_the_page_sent_that_was_refused_does_not_stop_the_next(
     assert not list(tmp_path.glob("*.unsaved-*.csv"))
     with Session.open(made.db) as s:
         assert s.labels()[same] == 0
+
+
+def test_a_second_annotators_answer_on_a_same_text_item_is_stored_through_the_page(
+        tmp_path: Path) -> None:
+    """Two annotators on an item whose two answers are the same text (overlap, --resolve
+    latest): alice's "correct, correct", then bob's "incorrect, incorrect" sent by the
+    page (``api/answers``) was refused (after the target's label was written, the compared
+    judgment still alice's differed) with "--overwrite" and the hidden target's file in
+    the message. Now it is saved, and the item settled as bob's, for both answers."""
+    made = graded(tmp_path, compare=True)
+    with Session.open(made.db) as s:
+        spec = s.compared_targets()[0]
+        a = Annotators(s, batch=40, budget=40, overlap=1.0, resolve="latest")
+        same = same_text_item(a, "alice")
+        a.answer("alice", same, [1, 1])
+    with running(made.db, batch=40, budget=40, overlap=1.0, resolve="latest") as server:
+        bob = Client(server.url, "bob")
+        for _ in range(40):
+            it = bob.next()
+            assert it is not None
+            if it["item_id"] == same:
+                break
+            bob.ok("POST", "answers", {"answers": [{"item_id": it["item_id"],
+                                                    "levels": [2, 2]}]})
+        status, r = bob.call("POST", "answers", {"answers": [  # (the page counts from 1)
+            {"item_id": same, "levels": [1, 1]}]})
+        assert status == 200 and r["results"] == [
+            {"item_id": same, "saved": 2, "again": False}], (status, r)
+    with Session.open(made.db) as s:
+        row = s.store.index_of(same)
+        got = (s.store.labels()[row], s.store.judgments(f"compare:{spec}")[row])
+        assert [(x.label, x.source) for x in got] == [(0, "web (latest: bob)")] * 2
 
 
 def test_waits_of_one_browser_beyond_two_are_answered_at_once(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ from activetest.session.annotator_records import (
     names_no_one,
     read_annotations,
 )
-from activetest.session.compare_graded import shown_order
+from activetest.session.compare_graded import AlikeConflict, alike_conflict, shown_order
 from activetest.session.records import RESOLVE_RULES, LabelError
 from activetest.session.store import LabelChange, now
 
@@ -876,9 +876,20 @@ class Annotators:
     # ------------------------------------------------------------------ settling
 
     def _settle(self, c: Any, idx: int, item_id: str) -> None:
-        """Write the session label (and compared judgments) the item's answers settle."""
+        """Write the session label (and compared judgments) the item's answers settle:
+        every role first, then the one-judgment-per-answer-text check once (QA: checked
+        after each role, a second annotator's answer that changed the settled judgment of
+        an item whose two answers are the same text was refused after its first role,
+        the pair differing for a moment, and could never be stored).
+
+        Raises:
+            LabelError: the item's two same-text answers would be judged differently (one
+                judged elsewhere: an import, the terminal, the API), worded for the page
+                (:meth:`_alike_refusal`); nothing written then.
+        """
         from activetest.session.labels import Vote, settle
 
+        adds: list[tuple[str, int, str]] = []
         rows = self._rows(c, "SELECT role, annotator, label, kind, at, id FROM annotations "
                              "WHERE idx = ? AND undone IS NULL ORDER BY id", (idx,))
         for role in self.roles:
@@ -909,7 +920,37 @@ class Annotators:
                     chosen = settle(votes, self.resolve)
                     value = None if chosen is None else chosen.label
                     source = f"{_SOURCE} ({self.resolve}: {chosen.annotator})" if chosen else ""
-            self._write(c, idx, item_id, role, value, source)
+            if self._write(c, idx, item_id, role, value, source) and value is not None:
+                adds.append((role, value, source))
+        if not adds:
+            return  # nothing written (a removal makes no two judgments differ)
+        self.s._add_roles(item_id, adds)
+        if len(self.roles) > 1:
+            found = alike_conflict(self.s.store, [idx])
+            if found is not None:
+                raise self._alike_refusal(c, idx, found)
+
+    def _alike_refusal(self, c: Any, idx: int, found: AlikeConflict) -> LabelError:
+        """Why the page refuses an answer whose settled judgment differs from the stored
+        judgment of the same text (set elsewhere: an import, the terminal, the API). The
+        page is blind: the answers are named by the letters shown (A, B), never by whose
+        they are, nor the compared target's file, nor the judgment's source (which may name
+        it); and it has no ``--overwrite``."""
+        names = self.levels
+        st = self._item_state(c, idx)
+        order = self._item_row(c, st)[1] if st is not None else self.roles
+        roles = [r if r == "target" else f"compare:{r}" for r in found.roles]
+        letters = " and ".join(sorted(chr(ord("A") + order.index(r)) for r in roles
+                                      if r in order))
+        # the judgment made elsewhere (the page writes all roles of its own together)
+        stored = names[next((lv for lv, src in zip(found.levels, found.sources, strict=True)
+                             if not src.startswith(_SOURCE)), found.levels[0])]
+        return LabelError(
+            f"item {found.item_id!r}: answers {letters} are the same text "
+            f"({found.text[:60]!r}), one answer with one judgment, and it was judged "
+            f"{stored!r} elsewhere (an import, the terminal or the API): give it "
+            f"{stored!r}, or ask whoever runs the session to change that judgment; "
+            f"your answer was not saved")
 
     @staticmethod
     def _label_of(c: Any, idx: int) -> tuple[int, str] | None:
@@ -926,23 +967,18 @@ class Annotators:
         return None if j is None else (j.label, j.source)
 
     def _write(self, c: Any, idx: int, item_id: str, role: str, value: int | None,
-               source: str) -> None:
-        s = self.s
+               source: str) -> bool:
+        """Remove ``role``'s label of the item where its answers settle none; True where
+        ``value`` is to be written (:meth:`_settle` writes every role's together)."""
         cur = self._current(c, idx, role)
         if cur is not None and not cur[1].startswith(_SOURCE):
-            return  # set elsewhere (an import, the terminal): never the page's to change
+            return False  # set elsewhere (an import, the terminal): never the page's to change
         if value is None:
             if cur is not None:
-                s.undo(LabelChange(0, idx, item_id, None, cur[0], "remove", cur[1],
-                                   "", role), source=f"{_SOURCE} (unsettled)")
-            return
-        if cur is not None and cur[0] == value:
-            return
-        if role == "target":
-            s.add_labels([(item_id, value)], source=source, overwrite=True)
-        else:
-            s.judge_many(role.removeprefix("compare:"), [(item_id, value)], source=source,
-                         overwrite=True)
+                self.s.undo(LabelChange(0, idx, item_id, None, cur[0], "remove", cur[1],
+                                        "", role), source=f"{_SOURCE} (unsettled)")
+            return False
+        return cur is None or cur[0] != value
 
     # ------------------------------------------------------------------ adjudication
 

@@ -38,9 +38,11 @@ from activetest.session.records import LabelConflict, LabelError
 from activetest.session.store import Acquisition, LabelChange, SessionStore
 
 __all__ = [
+    "AlikeConflict",
     "JudgedAnswers",
     "PendingJudgment",
     "add_judgments",
+    "alike_conflict",
     "answer_letter",
     "check_alike",
     "check_judgments",
@@ -205,20 +207,27 @@ class JudgedAnswers:
         return None
 
 
-def check_alike(store: SessionStore, task: GenTask, rows: Iterable[int]) -> None:
-    """Refuse two judgments of one answer text on one item (rule 2 of the module
-    docstring: the same text is one answer). Called after writing labels or judgments,
-    inside their transaction, so a refusal writes nothing: QA judged the target's
-    answer "seven" correct in one file and the compared target's identical "seven"
-    incorrect in another (or through the API), and both were kept, a difference that
-    cannot exist counted in the paired estimate.
+@dataclass(frozen=True)
+class AlikeConflict:
+    """Two judgments of one answer text on one item that differ (what :func:`check_alike`
+    refuses): the roles (``"target"`` or a compared spec), the text, and each one's level
+    and source; each caller words it for its reader (the labelling page is blind: it
+    names no compared target)."""
 
-    Raises:
-        LabelError: naming the item, both answers' judgments and who gave them.
-    """
+    item_id: str
+    text: str
+    roles: tuple[str, str]
+    levels: tuple[int, int]
+    sources: tuple[str, str]
+
+
+def alike_conflict(store: SessionStore, rows: Iterable[int]) -> AlikeConflict | None:
+    """The first of ``rows`` (in pool order) where two roles' answers are the same text
+    (:func:`same_answer`) and their stored judgments differ, or None: rule 2 of the
+    module docstring (the same text is one answer, with one judgment)."""
     specs = compared_specs(store.config())
     if not specs:
-        return
+        return None
     judged = JudgedAnswers(store)
     roles = ["target", *specs]
     for row in sorted(set(int(r) for r in rows)):
@@ -230,17 +239,38 @@ def check_alike(store: SessionStore, task: GenTask, rows: Iterable[int]) -> None
                     continue
                 if not same_answer(judged.answer(a, row), judged.answer(b, row)):
                     continue
-                names = task.class_names
+                return AlikeConflict(str(ja.item_id), judged.answer(a, row), (a, b),
+                                     (int(ja.label), int(jb.label)),
+                                     (str(ja.source), str(jb.source)))
+    return None
 
-                def whose(r: str) -> str:
-                    return "the target's answer" if r == "target" else f"{r}'s answer"
 
-                raise LabelError(
-                    f"item {ja.item_id!r}: {whose(a)} and {whose(b)} are the same text "
-                    f"({judged.answer(a, row)[:60]!r}) and would be judged differently: "
-                    f"{names[int(ja.label)]!r} ({ja.source}) and {names[int(jb.label)]!r} "
-                    f"({jb.source}); the same answer gets one judgment: judge them alike "
-                    f"(--overwrite to change the one stored), nothing was written")
+def check_alike(store: SessionStore, task: GenTask, rows: Iterable[int]) -> None:
+    """Refuse two judgments of one answer text on one item (rule 2 of the module
+    docstring: the same text is one answer; :func:`alike_conflict`). Called after
+    writing labels or judgments, inside their transaction, so a refusal writes nothing:
+    QA judged the target's answer "seven" correct in one file and the compared target's
+    identical "seven" incorrect in another (or through the API), and both were kept, a
+    difference that cannot exist counted in the paired estimate.
+
+    Raises:
+        LabelError: naming the item, both answers' judgments and who gave them.
+    """
+    found = alike_conflict(store, rows)
+    if found is None:
+        return
+    names = task.class_names
+    (a, b), (la, lb), (sa, sb) = found.roles, found.levels, found.sources
+
+    def whose(r: str) -> str:
+        return "the target's answer" if r == "target" else f"{r}'s answer"
+
+    raise LabelError(
+        f"item {found.item_id!r}: {whose(a)} and {whose(b)} are the same text "
+        f"({found.text[:60]!r}) and would be judged differently: "
+        f"{names[la]!r} ({sa}) and {names[lb]!r} ({sb}); the same answer gets one "
+        f"judgment: judge them alike (--overwrite to change the one stored), nothing was "
+        f"written")
 
 
 def compared_losses(store: SessionStore, task: GenTask, spec: str,
@@ -302,16 +332,21 @@ def check_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int]
 
 
 def add_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], spec: str,
-                  records: Iterable[Any], *, source: str,
-                  overwrite: bool = False) -> list[LabelChange]:
+                  records: Iterable[Any], *, source: str, overwrite: bool = False,
+                  alike: bool = True) -> list[LabelChange]:
     """Judge ``spec``'s answers (``(item_id, level)`` records): checked whole
-    (:func:`check_judgments`), then written in one transaction."""
+    (:func:`check_judgments`), then written in one transaction, then checked alike
+    (:func:`check_alike`) unless ``alike`` is False: a caller that writes another role
+    of the same items in the same transaction checks once after both (the labelling
+    page's settled answer: the target's label and this judgment, the same text, change
+    together; checked after the first, the pair differed for a moment and was refused)."""
     spec = stored_compared(store.config(), spec)
     answers, _, _ = check_judgments(store, task, index, spec, records, source=source,
                                     overwrite=overwrite)
     with store.transaction():
         changes = store.set_judgments(compare_role(spec), answers, source, overwrite=overwrite)
-        check_alike(store, task, [a[0] for a in answers])
+        if alike:
+            check_alike(store, task, [a[0] for a in answers])
     return changes
 
 

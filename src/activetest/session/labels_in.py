@@ -15,8 +15,9 @@ from activetest.data.task import Item
 from activetest.session import compare_graded, labels, put_back_rows
 from activetest.session.annotator_records import names_no_one
 from activetest.session.records import LabelImport
+from activetest.session.store import LabelChange
 
-__all__ = ["add_labels", "check_alike", "check_shown", "keep_votes", "label_records"]
+__all__ = ["add_labels", "add_roles", "check_alike", "check_shown", "keep_votes", "label_records"]
 
 
 def label_records(records: Iterable[Any] | Mapping[Any, Any], what: str = "label",
@@ -55,9 +56,12 @@ def label_records(records: Iterable[Any] | Mapping[Any, Any], what: str = "label
 
 def add_labels(s: Any, records: Iterable[Any] | Mapping[Any, Any], *, source: str,
                overwrite: bool, where: str, resolve: str,
-               trust_people: bool) -> LabelImport:
+               trust_people: bool, alike: bool = True) -> LabelImport:
     """:meth:`activetest.session.workflow.Session.add_labels` of the open session ``s``
-    (its arguments and errors): every record checked, then written in one transaction."""
+    (its arguments and errors): every record checked, then written in one transaction;
+    ``alike`` False leaves the one-judgment-per-answer-text check (:func:`check_alike`)
+    to a caller that writes the compared judgments of the same items next, in the same
+    transaction (:func:`add_roles`)."""
     from activetest.session.harness import check_people_labels
 
     labels.check_source(source)  # (QA: source=5 or None was stored as it was)
@@ -75,11 +79,42 @@ def add_labels(s: Any, records: Iterable[Any] | Mapping[Any, Any], *, source: st
         # after the usual checks (an unknown or undrawn item is named as such); a
         # refusal rolls the transaction back
         check_people_labels(s, result.changes, source, trust=trust_people)
-        check_alike(s, [c.index for c in result.changes])
+        if alike:
+            check_alike(s, [c.index for c in result.changes])
         taken = put_back_rows.take_back(s, todo, source)
         result = dataclasses.replace(result, changes=[*result.changes, *taken],
                                      taken_back=len(taken))
         return keep_votes(s, result, records)
+
+
+def add_roles(s: Any, item_id: str, levels: Sequence[tuple[str, int, str]],
+              ) -> list[LabelChange]:
+    """One item's label and compared answers' judgments, ``(role, level, source)`` each
+    (role ``target`` or ``compare:<spec>``), written in order in ONE transaction (the open
+    one, if any), each replacing what is stored (history kept), with
+    :meth:`~activetest.session.workflow.Session.add_labels`' and
+    :meth:`~activetest.session.workflow.Session.judge_many`'s checks but WITHOUT the
+    one-judgment-per-answer-text check: the caller makes it once all are written
+    (:func:`activetest.session.compare_graded.alike_conflict`), in the same transaction.
+    Written one by one with the check after each, a settled answer that changes the
+    judgment of a same-text pair was refused after its first role (the pair differed for
+    a moment): the labelling page's second annotator, QA.
+
+    Raises:
+        LabelError: from those checks (unknown or undrawn item, level out of range).
+    """
+    out: list[LabelChange] = []
+    with s.store.transaction():
+        for role, level, source in levels:
+            if role == "target":
+                out += add_labels(s, [(item_id, level)], source=source, overwrite=True,
+                                  where="", resolve="skip", trust_people=False,
+                                  alike=False).changes
+            else:
+                out += compare_graded.add_judgments(
+                    s.store, s.task, s._row_index(), role.removeprefix("compare:"),
+                    [(item_id, level)], source=source, overwrite=True, alike=False)
+    return out
 
 
 def keep_votes(s: Any, result: LabelImport, records: Sequence[Any]) -> LabelImport:

@@ -494,6 +494,12 @@ class Session:
         :mod:`activetest.session.exchange` call it)."""
         return labels_in.keep_votes(self, result, records)
 
+    def _add_roles(self, item_id: str, levels: Sequence[tuple[str, int, str]],
+                   ) -> list[LabelChange]:
+        """:func:`activetest.session.labels_in.add_roles` (the labelling page's settled
+        answer: every role written, the caller checks them alike once)."""
+        return labels_in.add_roles(self, item_id, levels)
+
     def _check_alike(self, rows: Sequence[int]) -> None:
         """:func:`activetest.session.labels_in.check_alike`."""
         labels_in.check_alike(self, rows)
