@@ -587,6 +587,33 @@ def test_two_answers_with_the_same_text_get_the_same_level(tmp_path: Path) -> No
         assert s.store.labels()[row].label == s.store.judgments(f"compare:{spec}")[row].label
 
 
+def test_answers_alike_but_for_spacing_are_one_answer_on_the_page_too(
+        tmp_path: Path) -> None:
+    """"Tokyo" and "Tokyo  " are the same text to the store's check (whitespace
+    collapsed: compare_graded.same_answer) but were two to the page's: levels that
+    differ got past it, and the store refused them as judged "elsewhere" (QA: no one
+    had). Now the page refuses them itself, as for identical texts."""
+    pool = [{"id": f"q{i}", "question": "Capital of Japan?", "context": f"c {i}",
+             "references": ["Tokyo"], "answer": "Tokyo"} for i in range(4)]
+    other = [{"id": f"q{i}", "question": "Capital of Japan?", "answer": "Tokyo  "}
+             for i in range(4)]
+    for name, rows in (("pool.jsonl", pool), ("b.jsonl", other)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows),
+                                     encoding="utf-8")
+    db = tmp_path / "p.db"
+    Session.create(db, pool=tmp_path / "pool.jsonl", task="squad", target="pool",
+                   surrogate="uniform", seed=1, progress=False,
+                   compare=[f"answers:{tmp_path / 'b.jsonl'}"]).close()
+    with Session.open(db) as s:
+        a = Annotators(s, batch=4, budget=4)
+        it = a.next_item("alice")
+        assert sorted(it.answers) == ["Tokyo", "Tokyo  "]
+        with pytest.raises(LabelError, match="two of its answers are the same text"):
+            a.answer("alice", it.item_id, [0, 1])
+        assert a.answer("alice", it.item_id, [1, 1])
+        assert s.labels()[it.item_id] == 1
+
+
 def _reach(a: Annotators, who: str, item_id: str) -> None:
     """``who`` answers "correct" to the items offered before ``item_id`` (an overlap
     session's: those another answered), until ``item_id`` is theirs."""

@@ -713,9 +713,10 @@ class Annotators:
 
     def _check_same_texts(self, st: ItemState, order: Sequence[str], given: Mapping[str, int],
                           item_id: str) -> None:
-        """Two answers of one item with the same text (two targets that answered alike)
-        are one answer: they must get the same level (as an import counts identical
-        answers judged differently as a disagreement)."""
+        """Two answers of one item with the same text (two targets that answered alike;
+        whitespace collapsed, as :func:`~activetest.session.compare_graded.same_answer`
+        reads it) are one answer: they must get the same level (as an import counts
+        identical answers judged differently as a disagreement)."""
         if not self.s.graded or len(order) < 2:
             return
         shown = {role: str(self.s._display_items([st.index], role)[0].fields.get("answer", ""))
@@ -723,12 +724,13 @@ class Annotators:
         first: dict[str, str] = {}
         for role in order:
             text = shown[role]
-            if text in first and given[first[text]] != given[role]:
+            key = " ".join(text.split())  # same_answer's rule: the store's check is the same
+            if key in first and given[first[key]] != given[role]:
                 raise LabelError(
                     f"item {item_id!r}: two of its answers are the same text ({text[:60]!r}) "
-                    f"but were given different levels ({self.levels[given[first[text]]]!r} "
+                    f"but were given different levels ({self.levels[given[first[key]]]!r} "
                     f"and {self.levels[given[role]]!r}); give the same answer the same level")
-            first.setdefault(text, role)
+            first.setdefault(key, role)
 
     def answer_and_next(self, annotator: str, item_id: str, levels: Sequence[int],
                         ) -> tuple[list[Annotation], Assignment | None]:
