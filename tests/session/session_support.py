@@ -169,6 +169,17 @@ def wait_for_labels(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
+def wait_for_question(proc: subprocess.Popen[str], number: str) -> None:
+    """Read the ``label`` child's output up to the heading of its question ``number``
+    (``"2/4"``: printed once the answer before it was saved and its fold tried)."""
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        assert line, f"`label` ended before its question {number}"
+        if f" {number} " in line:
+            return
+
+
 def require_models(*modules: str) -> None:
     """Skip when llama-cpp-python or a bundled model package is missing."""
     if importlib.util.find_spec("llama_cpp") is None:

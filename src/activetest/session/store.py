@@ -112,6 +112,13 @@ from activetest.session.store_errors import (
     symlink_loop,
     write_error,
 )
+from activetest.session.store_journal import (
+    MainFileState,
+    journal_put_back,
+    main_file_state,
+    main_only,
+    set_aside_journal,
+)
 from activetest.session.store_labels import LabelsMixin
 from activetest.session.store_marks import (
     KeptAnswers,
@@ -256,8 +263,12 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         self.busy_timeout = float(busy_timeout)
         if _conn is None:
             raise TypeError("use SessionStore.open(path) or SessionStore.create(path, ...)")
-        self._conn = _conn
         self._depth = 0
+        #: the file as it was without its journal after this store's last commit, where
+        #: that commit's fold was incomplete (None: folded): a file put back under the
+        #: journal is told from it (:mod:`~activetest.session.store_journal`)
+        self._unfolded: MainFileState | None = None
+        self._conn = _conn
         #: the file opened (device, inode): a write into another is refused
         self._identity = file_identity(self.path)
         #: the file's write mark as this store last saw it (at open, or its own last
@@ -569,7 +580,41 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with contextlib.suppress(sqlite3.Error):
-            self._conn.close()
+            self._sqlite.close()
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The store's connection; outside a write transaction, while the journal holds a
+        commit of this store that was not folded into the file, only once the file is
+        found not put back under it (:meth:`_check_journal`): every read goes through
+        here, and a read of the journal's pages over a copy's is a mix of both."""
+        if self._unfolded is not None and not self._depth:
+            self._check_journal()
+        return self._sqlite
+
+    @_conn.setter
+    def _conn(self, conn: sqlite3.Connection) -> None:
+        self._sqlite = conn
+
+    def _check_journal(self) -> None:
+        """Refuse (:meth:`_put_back_under_journal`) where the file was put back under the
+        journal since this store's last commit (:func:`journal_put_back`), before anything
+        reads the mix (QA: a read of it raised "the session file is damaged", and the
+        answer saved before the copy was in no sheet); else note the file as it is now.
+
+        Raises:
+            SessionFileReplacedError: it was.
+        """
+        before, self._unfolded = self._unfolded, None  # (no check inside the check)
+        if before is None:
+            return
+        why, now = journal_put_back(self.path, before, self._mark)
+        if not why:
+            self._unfolded = now
+            return
+        with contextlib.suppress(sqlite3.Error):  # the write lock: no writer appends to
+            self._sqlite.execute("BEGIN IMMEDIATE")  # the journal as it is set aside
+        raise self._put_back_under_journal(why)
 
     def __enter__(self) -> SessionStore:
         return self
@@ -637,6 +682,11 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         self._depth = 1
         self._writing, self._annotating = [], []
         try:
+            if self._unfolded is not None:  # (a copy since the check before BEGIN)
+                why, self._unfolded = journal_put_back(self.path, self._unfolded,
+                                                       self._mark)
+                if why:
+                    raise self._put_back_under_journal(why)
             mark, why = check_mark(self._conn, self._mark, self._written)
             if why:  # a file copied over this one (the same inode): refused, as moved
                 raise put_back_error(self.path, why,
@@ -741,10 +791,41 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         does not complete, the journal is synced here instead, so a label said to be
         saved is on the disk either way.
         """
-        if not _fold(self._conn, self.busy_timeout):
-            # Not folded (or not all): with ``synchronous = NORMAL`` the commit is in the
-            # journal but not yet on the disk; it is made so here, as FULL would have.
-            _sync_journal(self.path)
+        if _fold(self._conn, self.busy_timeout):
+            self._unfolded = None
+            return
+        # Not folded (or not all): with ``synchronous = NORMAL`` the commit is in the
+        # journal but not yet on the disk; it is made so here, as FULL would have.
+        _sync_journal(self.path)
+        # and the file as it is without the journal is kept: a copy put over it before
+        # the next write would be read with this journal (the next write tells it)
+        self._unfolded = main_file_state(self.path)
+
+    def _put_back_under_journal(self, why: str) -> SessionFileReplacedError:
+        """The refusal to write into a file whose content was put back while the journal
+        still held this store's commits (``why``: how, :func:`journal_put_back`), called
+        inside the write transaction (its lock held).
+
+        What the file no longer holds is read from the file alone (read through the
+        journal it would seem held: the journal's pages are this store's), and written
+        beside it (:func:`put_back_error`); the journal is set aside
+        (:func:`set_aside_journal`: emptied, so that no connection folds the old file's
+        pages into the new content), and the store reads the file anew (its connection
+        held the journal's pages), so that its next write is refused as any put back."""
+        with main_only(self.path) as conn:
+            err = put_back_error(self.path, why, unsaved_changes(conn, self._written),
+                                 unsaved_annotations(conn, self._annotated.rows()))
+        kept = set_aside_journal(self.path)
+        self._unfolded = None
+        with contextlib.suppress(sqlite3.Error):
+            self._sqlite.execute("ROLLBACK")
+        self.close()
+        self._conn = self._connect(self.path, self.busy_timeout)
+        self._conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        aside = (f"; the journal it was read with (this command's writes before the copy) "
+                 f"is kept as {kept}, not folded into it" if kept is not None else "")
+        return SessionFileReplacedError(f"{err}{aside}")
 
     def _has_columns(self) -> bool:
         """Whether the file has the chunked-column tables (schema 4, or a file made

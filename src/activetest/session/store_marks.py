@@ -37,7 +37,7 @@ from activetest.session.store_errors import SessionFileReplacedError
 from activetest.session.store_rows import Annotation, LabelChange
 
 __all__ = ["SHEET_COLUMNS", "KeptAnswers", "WriteMark", "advance_mark", "check_mark",
-           "put_back_error", "read_mark", "unsaved_annotations", "unsaved_changes"]
+           "mark_gap", "put_back_error", "read_mark", "unsaved_annotations", "unsaved_changes"]
 
 #: the ``meta`` key of the mark
 MARK_KEY = "writes"
@@ -173,16 +173,27 @@ def check_mark(conn: sqlite3.Connection, seen: WriteMark | None,
     now = read_mark(conn)
     if seen is None or now is None:
         return now, ""
-    if now.created != seen.created:
-        return now, "another session's content (made at another time)"
-    if now.count < seen.count:
-        return now, (f"an older state of this session (a backup: its content is "
-                     f"{seen.count - now.count} write(s) behind what this command saw)")
-    if now.count == seen.count and now.token != seen.token:
-        return now, "a copy of this session that was written to elsewhere"
+    if why := mark_gap(now, seen):
+        return now, why
     if written and not _history_holds(conn, written[-1]):
         return now, "a copy of this session that was written to elsewhere"
     return now, ""
+
+
+def mark_gap(now: WriteMark, seen: WriteMark | None) -> str:
+    """Why a file whose mark is ``now`` is not the one whose mark this store last saw,
+    ``seen``, as far as the two marks tell ("" where they do not: the same mark, or a
+    later one of the same session; :func:`check_mark` then also reads the history)."""
+    if seen is None:
+        return ""
+    if now.created != seen.created:
+        return "another session's content (made at another time)"
+    if now.count < seen.count:
+        return (f"an older state of this session (a backup: its content is "
+                f"{seen.count - now.count} write(s) behind what this command saw)")
+    if now.count == seen.count and now.token != seen.token:
+        return "a copy of this session that was written to elsewhere"
+    return ""
 
 
 def _sheet_name(p: Path) -> Path:

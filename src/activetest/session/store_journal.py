@@ -1,0 +1,156 @@
+"""A session file copied over while its journal still held this process's commit.
+
+Each write of :class:`~activetest.session.store.SessionStore` is folded from the WAL
+(``<file>-wal``) into the file as it commits; a reader holding an older snapshot (the
+labelling page, another command, a poll) makes that fold incomplete, and the commit
+stays in the journal. A backup copied over the file then (``cp backup.db s.db``: the
+same file, its content replaced; the ``-wal`` and ``-shm`` beside it untouched) was read
+with that journal's pages over its own: the put-back check
+(:func:`~activetest.session.store_marks.check_mark`) read the mark this process had
+written (in the journal) and let the next write through into a mix of both contents, or
+SQLite found the mix malformed (QA: "the session file is damaged" instead of the
+put-back refusal, and the label answered before the copy in neither the file nor a
+sheet), and the last connection to close folded the old journal into the backup.
+
+So where a fold was incomplete the store keeps the state of the file itself, read
+without the journal (:class:`MainFileState`: its size and times, and its write mark),
+and before its next write compares it with the file's now (:func:`journal_put_back`):
+a file moved forward by a fold (another process's, or a later one of the journal's
+commits: its mark later in the same session) is the journal's own; any other change (an
+older mark, another session's, the same mark in a file written since: a copy of the
+state it had) is content put back under the journal. The refusal then reads what the
+file holds without the journal (:func:`main_only`), and the journal is set aside
+(:func:`set_aside_journal`) so that no connection folds it into the new content.
+
+Not seen: a copy made within the file system's timestamp granularity of the fold (a
+few milliseconds) with the same size and the same mark as the file had; a journal
+another process left unfolded (that process sees it at its write); a connection of
+another process that still holds the old journal open and folds it when it closes
+last (the journal is emptied in place, so that fold finds no frame to copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import quote
+
+from activetest.session.store_marks import WriteMark, mark_gap, read_mark
+
+__all__ = ["MainFileState", "journal_put_back", "main_file_state", "main_only",
+           "set_aside_journal"]
+
+
+@dataclass(frozen=True)
+class MainFileState:
+    """A session file as it is without its journal, read after a commit whose fold was
+    incomplete.
+
+    Attributes:
+        size: the file's size in bytes.
+        mtime_ns: its modification time (ns).
+        ctime_ns: its status change time (ns).
+        mark: its write mark read without the journal (None: it could not be read).
+    """
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    mark: WriteMark | None
+
+
+@contextlib.contextmanager
+def main_only(p: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the session file ``p`` that reads the file alone, not
+    its journal (SQLite's ``immutable`` URI: no lock, no ``-wal``). Opened and closed
+    through SQLite, so that the locks of this process's other connections to the file
+    stay held (closing a raw descriptor of it would drop them)."""
+    conn = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro&immutable=1", uri=True,
+                           isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def main_file_state(p: Path) -> MainFileState | None:
+    """The state of the session file ``p`` without its journal (None: no file)."""
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    try:
+        with main_only(p) as conn:
+            mark = read_mark(conn)
+    except sqlite3.Error:
+        mark = None
+    return MainFileState(st.st_size, st.st_mtime_ns, st.st_ctime_ns, mark)
+
+
+def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
+                     ) -> tuple[str, MainFileState | None]:
+    """Whether the session file ``p`` was put back under the journal since ``before``
+    (read after this store's last commit, whose fold was incomplete); ``seen``: the mark
+    this store wrote then (in the journal).
+
+    Only the file's size and times are read where they are as they were (the usual
+    case: a few microseconds); its mark, where they are not.
+
+    Returns:
+        ("", the file's state now) where the file is as it was, or moved forward by a
+        fold (its mark later in the same session), or where it cannot be told (no file:
+        the identity check says so; a mark that cannot be read); else (why it is not, a
+        phrase as :func:`~activetest.session.store_marks.check_mark` says it, None).
+    """
+    try:
+        st = os.stat(p)
+    except OSError:
+        return "", before
+    if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (before.size, before.mtime_ns,
+                                                        before.ctime_ns):
+        return "", before
+    now = main_file_state(p)
+    old = before.mark
+    if now is None or now.mark is None or old is None:
+        return "", now
+    if now.mark.created == old.created and now.mark.count > old.count:
+        return "", now  # folded forward (a commit of the journal, now in the file)
+    return mark_gap(now.mark, seen) or (
+        "an older state of this session (a copy of the file as it was before this "
+        "command's last write)"), None
+
+
+def _aside_name(p: Path) -> Path:
+    """A free name beside ``p`` for a journal set aside:
+    ``<name>-wal.replaced-<UTC time>``."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for k in range(1000):
+        cand = p.with_name(f"{p.name}-wal.replaced-{stamp}{'' if k == 0 else f'-{k}'}")
+        if not os.path.lexists(cand):
+            return cand
+    return p.with_name(f"{p.name}-wal.replaced-{stamp}-{os.getpid()}")
+
+
+def set_aside_journal(p: Path) -> Path | None:
+    """Copy the journal of the file ``p`` held before its content was put back to a name
+    beside it (:func:`_aside_name`) and empty it in place, so that no connection (this
+    one closing, or another process's) folds its pages into the content put back.
+    Returns where it was kept (None: no journal, or it could not be copied: emptied
+    all the same)."""
+    wal = Path(f"{p}-wal")
+    if not wal.is_file():
+        return None
+    kept: Path | None = _aside_name(p)
+    try:
+        shutil.copyfile(wal, kept)  # type: ignore[arg-type]
+    except OSError:
+        kept = None
+    with contextlib.suppress(OSError):
+        os.truncate(wal, 0)
+    return kept

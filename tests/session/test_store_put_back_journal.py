@@ -1,0 +1,90 @@
+"""A backup copied over a session whose journal still held the last answer.
+
+QA (2026-12-07, seen once under load): a backup copied over the session file while
+``label`` ran was refused as "the session file is damaged (database disk image is
+malformed)" instead of "content was replaced" with a sheet of what was saved: the answer
+given before the copy was in neither the file nor a sheet. A reader holding a snapshot
+(the labelling page, another command, a poll) as ``label`` committed the answer kept its
+fold of the journal into the file from completing; the answer stayed in the ``-wal``,
+which SQLite then read over the backup's pages (a mix that could pass for this session,
+or read malformed), and the last connection to close folded it into the backup. Here the
+snapshot is held on purpose: the run refuses its next answer as a file put back, the
+answer is in the sheet beside it, the backup's content is untouched, and the old journal
+is set aside (not folded into it).
+
+Real files and a real ``label`` child; the snapshot is a real second connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from session_support import (
+    PoolFiles,
+    cli_command,
+    cli_env,
+    cli_session,
+    count_rows,
+    wait_for_question,
+)
+
+
+def test_a_backup_copied_over_an_answer_left_in_the_journal_is_refused_with_it_kept(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    cli_session(pool_files, db, env, 4)
+    shutil.copyfile(db, backup)  # the user's copy: 4 draws, no label
+    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    try:
+        wait_for_question(proc, "1/4")
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True,
+                                                isolation_level=None)) as reader:
+            reader.execute("BEGIN")  # a snapshot from before the answer, held
+            assert reader.execute("SELECT COUNT(*) FROM labels").fetchone() == (0,)
+            proc.stdin.write("1\n")  # the first answer: saved, but not folded in
+            proc.stdin.flush()
+            wait_for_question(proc, "2/4")
+            assert os.path.getsize(f"{db}-wal") > 0  # the answer is in the journal
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+                first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
+                                    "ON i.idx = l.idx").fetchall()
+            reader.execute("COMMIT")
+        assert len(first) == 1
+        subprocess.run(["cp", str(backup), str(db)], check=True)  # the backup put back
+        out, err = proc.communicate("2\n", timeout=60)  # the next answer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, (out, err)
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert "content was replaced" in err and "an older state of this session" in err, err
+    assert "damaged" not in err, err
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    assert str(sheet) in err
+    with sheet.open(newline="", encoding="utf-8") as f:
+        assert [(r["item_id"], int(r["label"])) for r in csv.DictReader(f)] == first
+    # the backup's content, byte for byte: the old journal was not folded into it
+    assert db.read_bytes() == backup.read_bytes()
+    (aside,) = tmp_path.glob("s.db-wal.replaced-*")
+    assert str(aside) in err and aside.stat().st_size > 0
+    assert not os.path.exists(f"{db}-wal") or os.path.getsize(f"{db}-wal") == 0
+    assert count_rows(db, "labels") == 0 and count_rows(db, "acquisitions") == 4
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    # the sheet puts the saved answer back
+    got = subprocess.run(cli_command("import", str(db), str(sheet), "--label-base", "0"),
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        assert con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
+                           "ON i.idx = l.idx").fetchall() == first
