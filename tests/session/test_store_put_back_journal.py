@@ -88,3 +88,34 @@ def test_a_backup_copied_over_an_answer_left_in_the_journal_is_refused_with_it_k
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
         assert con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
                            "ON i.idx = l.idx").fetchall() == first
+
+
+def test_a_file_moved_forward_by_another_writer_under_the_journal_is_not_put_back(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """The other side: this store's fold held off by a reader's snapshot, then another
+    process writes the file (``select``, its fold complete: the file changed, its mark
+    later): that is a fold moving the file forward, not a copy put back; this store's
+    next writes are taken, and no sheet is written."""
+    from activetest.session.workflow import Session
+
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    cli_session(pool_files, db, env, 3)
+    s = Session.open(db)
+    try:
+        first, second, third = (a.item_id for a in s.pending())
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True,
+                                                isolation_level=None)) as reader:
+            reader.execute("BEGIN")
+            reader.execute("SELECT COUNT(*) FROM labels").fetchone()
+            s.add_label(first, 1, source="api")  # its fold held off
+            assert os.path.getsize(f"{db}-wal") > 0
+        subprocess.run(cli_command("select", str(db), "--n", "1"), env=env, check=True,
+                       capture_output=True)  # another writer: the file moves forward
+        s.add_label(second, 0, source="api")
+        s.add_label(third, 1, source="api")
+        assert s.labels() == {first: 1, second: 0, third: 1}
+    finally:
+        s.close()
+    assert not list(tmp_path.glob("s.unsaved-*")) and not list(tmp_path.glob("*.replaced-*"))
+    assert count_rows(db, "labels") == 3 and count_rows(db, "acquisitions") == 4

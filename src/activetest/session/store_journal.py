@@ -35,6 +35,7 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -43,8 +44,14 @@ from urllib.parse import quote
 
 from activetest.session.store_marks import WriteMark, mark_gap, read_mark
 
-__all__ = ["MainFileState", "journal_put_back", "main_file_state", "main_only",
-           "set_aside_journal"]
+#: A file found changed and not moved forward is read again (up to this many times,
+#: :data:`REREAD_S` apart) until its mark reads the same twice: read while another
+#: process's fold was writing it, its page of the mark could still be the old one.
+REREADS = 4
+REREAD_S = 0.05
+
+__all__ = ["REREADS", "REREAD_S", "MainFileState", "journal_put_back", "main_file_state",
+           "main_only", "set_aside_journal"]
 
 
 @dataclass(frozen=True)
@@ -115,12 +122,20 @@ def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
     if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (before.size, before.mtime_ns,
                                                         before.ctime_ns):
         return "", before
-    now = main_file_state(p)
     old = before.mark
-    if now is None or now.mark is None or old is None:
-        return "", now
-    if now.mark.created == old.created and now.mark.count > old.count:
-        return "", now  # folded forward (a commit of the journal, now in the file)
+    if old is None:
+        return "", main_file_state(p)
+    last = None
+    for _ in range(REREADS):
+        now = main_file_state(p)
+        if now is None or now.mark is None:
+            return "", now
+        if now.mark.created == old.created and now.mark.count > old.count:
+            return "", now  # folded forward (a commit of the journal, now in the file)
+        if now.mark == last:
+            break  # the same twice: no fold was under way
+        last = now.mark
+        time.sleep(REREAD_S)
     return mark_gap(now.mark, seen) or (
         "an older state of this session (a copy of the file as it was before this "
         "command's last write)"), None
