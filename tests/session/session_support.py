@@ -170,13 +170,17 @@ def wait_for_labels(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
 
 
 def wait_for_question(proc: subprocess.Popen[str], number: str) -> None:
-    """Read the ``label`` child's output up to the heading of its question ``number``
-    (``"2/4"``: printed once the answer before it was saved and its fold tried)."""
+    """Read the ``label`` child's output up to the keys of its question ``number``
+    (``"2/4"``: its heading is printed once the answer before it was saved and its fold
+    tried; the keys, once the question's item and prompt were read from the file: the
+    run then waits for its answer, as a person would leave it)."""
     assert proc.stdout is not None
+    heading = False
     while True:
         line = proc.stdout.readline()
         assert line, f"`label` ended before its question {number}"
-        if f" {number} " in line:
+        heading = heading or f" {number} " in line
+        if heading and "q=quit" in line:
             return
 
 

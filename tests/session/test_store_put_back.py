@@ -53,8 +53,9 @@ def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothin
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
         first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
                             "ON i.idx = l.idx").fetchone()
-    # the run at its next question (its fold done or given up): a copy written while
-    # the fold writes the file is a copy during a write, which nothing sees
+    # the run waiting at its next question (its fold done or given up, the item read):
+    # a copy written while the fold writes the file, or while the run reads it, is a
+    # copy during a write or a read, which nothing sees
     wait_for_question(proc, "2/4")
     subprocess.run(["cp", str(backup), str(db)], check=True)  # the backup put back
     assert os.stat(db).st_ino == inode  # the same file, its content replaced

@@ -43,7 +43,9 @@ moment leaves either both or neither, and a resumed session makes exactly the dr
 uninterrupted one would. Each label answered is its own transaction. A journal that a
 process killed between a commit and its fold left is folded in by the next open, before
 anything reads; a file copied over an open session (a backup put back) is refused at the
-next write (:mod:`~activetest.session.store_marks`).
+next write (:mod:`~activetest.session.store_marks`), or, where a reader kept the last
+fold from completing, at the next read or write, the old journal set aside
+(:mod:`~activetest.session.store_journal`).
 
 The module's neighbours: :mod:`~activetest.session.store_schema` (the SQL),
 :mod:`~activetest.session.store_rows` (the records it hands out) and
