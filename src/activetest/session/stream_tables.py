@@ -323,6 +323,13 @@ def _bad(t: Table, what: str, first: Any = None, start: int = 0) -> NotStreamabl
 
 
 def _ids(col: Any, t: Table, start: int) -> np.ndarray:
+    """A batch's id column (its rows ``start``, ...) as str objects, by the general path's
+    rule (:func:`activetest.models.table_read.row_id`): an integer in decimal, text with
+    white space trimmed. pyarrow's ``utf8_trim_whitespace`` trims exactly what Python's
+    ``str.strip`` does (its white space is Python's ``isspace``: category Zs or
+    bidirectional class WS, B or S; checked for every code point by
+    tests/session/test_stream_whitespace_ids.py, with tables streamed and read whole). A
+    null, empty or other id: :func:`_bad` (the general path's rules refuse its row)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
