@@ -167,3 +167,70 @@ def test_lines_counted_from_bytes_are_the_general_paths(
         assert first == 0 and count == at + 1, reads
     else:
         assert 0 < first <= at and count <= 2300, reads
+
+
+def _nonorm_table(folder: Path, n: int = 60, at: int = 50) -> tuple[Any, list[bytes]]:
+    """A CSV table of log-probs (ids ``it0``...) whose row ``at`` does not normalise, as
+    the stream reads it (:func:`stream_tables.streamable_table`), and its lines' bytes."""
+    from activetest.data.builtin import get_task
+
+    half = "-0.6931471805599453"
+    lines = [b"id,negative,positive\n"] + [
+        f"it{i},{-0.5 if i == at else half},{half}\n".encode() for i in range(n)]
+    path = folder / "sur.csv"
+    path.write_bytes(b"".join(lines))
+    t = stream_tables.streamable_table(f"table:{path}", get_task("sst2"))
+    assert t is not None
+    return t, lines
+
+
+def _mark(t: Any, row: int, offset: int, lines: int) -> None:
+    """Note one block start for the table ``t``: its row ``row`` (from 0) said to start at
+    the byte ``offset``, after ``lines`` lines (a wrong one, made by hand)."""
+    from activetest.models.table_read import RowMark
+    from activetest.session.stream_marks import Marks
+
+    marks = Marks()
+    marks.add(RowMark(row, offset, lines))
+    stream_tables._MARKS[t] = marks
+
+
+def test_a_row_reached_with_another_id_than_streamed_is_an_internal_error(
+        tmp_path: Path) -> None:
+    """A refused row's line is found by reading the table again from a block's start; a
+    wrong start (row 40 said to begin at row 41's line) reaches other rows there: said as
+    an internal error naming both ids (of the first row streamed that is reached), never
+    a line (``line 53``, row 51's) named for row 50 (the unit: the row names of
+    :func:`stream_tables.converted_rows`)."""
+    t, lines = _nonorm_table(tmp_path)
+    ids = np.array([f"it{i}" for i in range(48, 60)], dtype=object)
+    _mark(t, 40, len(b"".join(lines[:42])), 42)  # row 41's line (43: the header's first)
+    where = stream_tables._Lines(t, 48, ids)
+    with pytest.raises(stream_base.StreamMismatchError) as err:
+        where[2]
+    msg = str(err.value)
+    assert msg.startswith("internal error: ") and "row 49 of the table" in msg, msg
+    assert "'it48' as streamed, but 'it49' (line 51)" in msg, msg
+    assert "row 41 (a block's start" in msg and "no line is named for row 51" in msg, msg
+    vals = np.log(np.full((len(ids), 2), 0.5))
+    vals[2, 0] = -0.5
+    with pytest.raises(stream_base.StreamMismatchError):  # not a refusal naming line 53
+        stream_tables.converted_rows(vals, ids, t, 48)
+    _mark(t, 40, len(b"".join(lines[:41])), 41)  # the right start: the row's own line
+    assert where[2] == "line 52"
+    _mark(t, 50, len(b"".join(lines[:52])), 52)  # a start at the row: row 51's
+    with pytest.raises(stream_base.StreamMismatchError, match="'it50' as streamed, but 'it51'"):
+        where[2]
+
+
+def test_a_wrong_start_inside_the_header_is_an_internal_error(tmp_path: Path) -> None:
+    """A wrong block start inside the header (its text from its second byte read as a
+    row, id ``d``): an internal error naming the row streamed there, never the general
+    path's refusal of that text's values naming ``line 1``."""
+    t, _ = _nonorm_table(tmp_path)
+    ids = np.array([f"it{i}" for i in range(48, 60)], dtype=object)
+    _mark(t, 48, 1, 0)
+    with pytest.raises(stream_base.StreamMismatchError) as err:
+        stream_tables._Lines(t, 48, ids)[2]
+    msg = str(err.value)
+    assert "'it48' as streamed, but 'd' (line 1)" in msg and "byte 1" in msg, msg

@@ -10,7 +10,8 @@ import zlib
 from activetest.formats.tables import PoolFormatError
 
 __all__ = ["BLOCK", "CONTENT_RANK", "PARQUET_READ", "READ_ERRORS", "LateRefusalError",
-           "NotStreamable", "StreamRefusedError", "StreamRefusedPoolError", "TableRefusals"]
+           "NotStreamable", "StreamMismatchError", "StreamRefusedError",
+           "StreamRefusedPoolError", "TableRefusals"]
 
 #: Records per block (pool and tables); read as ``stream_base.BLOCK`` where used, so a
 #: test can make it small.
@@ -44,6 +45,13 @@ class StreamRefusedError(ValueError):
 class StreamRefusedPoolError(StreamRefusedError, PoolFormatError):
     """A pool's record refused while streaming: the general path's
     :class:`~activetest.formats.tables.PoolFormatError`, with its message."""
+
+
+class StreamMismatchError(RuntimeError):
+    """The stream and the general path's rules read a table's rows differently (a bug
+    here, never bad input), found where a refused row is read again to name its line
+    (:func:`activetest.session.stream_tables.read_again`): said with both sides, never
+    turned into a refusal that names a wrong line."""
 
 
 

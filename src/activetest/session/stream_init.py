@@ -345,9 +345,9 @@ def _stream(path: Path, p: Path, src: Path, sha256: str, fmt: str, task: Task, s
                 raise NotStreamable("row ids")
             if refusals.open_to(k, 0):  # (else only a row's own problem can be named:
                 # the table is refused late already, by the first check of the rule)
-                parts[k].append(converted_rows(vals, sources[k], n))  # row by row: per
-                # block; before the content checks, as the general path reads the table
-                # whole before it confirms any row's content
+                parts[k].append(converted_rows(vals, t_ids, sources[k], n))  # row by row:
+                # per block; before the content checks, as the general path reads the
+                # table whole before it confirms any row's content
             if checks is not None and refusals.open_to(k, CONTENT_RANK):  # written for
                 # these items' content? (else the general path refuses, naming the row:
                 # joins never guess)

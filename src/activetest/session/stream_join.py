@@ -139,7 +139,7 @@ def join_by_id(conn: Any, t: Table, n: int, width: int, advance: Any,
             conv = np.full((m, width), np.nan)
             if late is None or late.rank > 0:  # (else only a row's own problem is named)
                 try:  # every row, as the general path reads it
-                    conv = converted_rows(vals, t, start)
+                    conv = converted_rows(vals, ids, t, start)
                 except LateRefusalError as exc:  # said once every row is read (a later
                     # row's bad value or repeated id first, as there; of the rule's
                     # checks, the first that refuses a row: the lowest rank)

@@ -25,6 +25,7 @@ from activetest.session.stream_base import (
     READ_ERRORS,
     LateRefusalError,
     NotStreamable,
+    StreamMismatchError,
     StreamRefusedError,
 )
 from activetest.session.stream_marks import CsvMarks, Marks
@@ -530,14 +531,20 @@ def _refuse_bad_row(t: Table, row: int | None) -> None:
 
 
 def read_again(t: Table, upto: int | None, *, first: int | None = None,
-                repeated: str | None = None, refused: bool = False) -> str:
+                repeated: str | None = None, refused: bool = False,
+                expect: tuple[int, Sequence[str]] | None = None) -> str:
     """Read the CSV, TSV or JSONL table ``t``'s rows again, one at a time, with the general
     path's rules (:func:`activetest.models.table.stream_rows`), up to its row ``upto``
     (from 0; None: to the end). The first row refused there is refused with the general
     path's message (:class:`StreamRefusedError`); ``repeated``: row ``upto`` is refused
     as repeating row ``first``'s id ``repeated``. Returns row ``upto``'s name (``"line
     N"``); NotStreamable where ``refused`` and no row is refused, or where the rows read
-    are not those streamed (the general path reads the table)."""
+    are not those streamed (the general path reads the table). ``expect``: ``(k, ids)``,
+    the ids of the rows ``k``, ``k + 1``, ... as the stream read them (row ``upto``
+    among them: a row the table reader's rule refuses, to be named, :class:`_Lines`);
+    each such row reached with another id, before its values are read, is a
+    :class:`StreamMismatchError` naming both ids (the rows read again are not those
+    streamed: a line named from them would be another row's)."""
     import zlib
     from array import array
 
@@ -579,6 +586,9 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
                 hashes.append(hash(item_id))
             if r == first and item_id == repeated:
                 first_where = where
+            if expect is not None and upto is not None:  # the row streamed here? (before
+                # its values: a row's refusal from them would name another row's line)
+                _same_row(s.path, expect, r, item_id, where, mark, upto)
             if r == upto and repeated is not None:
                 if item_id != repeated or first_where is None:
                     break  # not the rows streamed
@@ -611,6 +621,29 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
                 raise StreamRefusedError(str(dup)) from None
         raise StreamRefusedError(str(exc)) from None
     raise NotStreamable("read again")
+
+
+def _same_row(path: Path, expect: tuple[int, Sequence[str]], r: int, item_id: str,
+              where: str, mark: Any, upto: int) -> None:
+    """Check the row ``r`` (from 0) read again by :func:`read_again` (from ``mark``: a
+    block's start, :class:`~activetest.models.table_read.RowMark`, or None: the first
+    row), its id ``item_id`` at ``where``, against the stream's ids of the rows
+    ``expect`` (``(k, ids)``: of the rows ``k``, ``k + 1``, ...; a row outside them
+    passes).
+
+    Raises:
+        StreamMismatchError: the stream read another id there, naming both (no line is
+            named for row ``upto``: it would be another row's).
+    """
+    k, ids = expect
+    if not 0 <= r - k < len(ids) or item_id == ids[r - k]:
+        return
+    start = ("its first row" if mark is None else
+             f"row {mark.row + 1} (a block's start: byte {mark.offset}, line {mark.lines + 1})")
+    raise StreamMismatchError(
+        f"internal error: {path}: row {r + 1} of the table (from 1) has id {ids[r - k]!r} "
+        f"as streamed, but {item_id!r} ({where}) read again from {start}: no line is named "
+        f"for row {upto + 1} (the two readers disagree; please report this)")
 
 
 def refuse_file_problems(t: Table) -> None:
@@ -654,11 +687,12 @@ def _marks(t: Table) -> Marks:
 _CLEAN: weakref.WeakSet[Table] = weakref.WeakSet()
 
 
-def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
-    """The table's values (its rows ``start``, ``start + 1``, ...) as log-probs (the table
-    reader's rule). A row the rule refuses is refused here with the general path's
-    message (which reads the whole table into memory to say it; a CSV, TSV or JSONL row's
-    line found by reading the table's rows again) as a
+def converted_rows(values: np.ndarray, ids: np.ndarray, t: Table, start: int) -> np.ndarray:
+    """The table's values (its rows ``start``, ``start + 1``, ...; ``ids``: theirs, as
+    streamed) as log-probs (the table reader's rule). A row the rule refuses is refused
+    here with the general path's message (which reads the whole table into memory to say
+    it; a CSV, TSV or JSONL row's line found by reading the table's rows again, checked
+    there by its id) as a
     :class:`~activetest.session.stream_base.LateRefusalError` (the general path names a
     later row's bad value or repeated id first, and a later row refused by a check the
     rule makes before, its rank: the caller reads on), unless the message
@@ -669,7 +703,8 @@ def converted_rows(values: np.ndarray, t: Table, start: int) -> np.ndarray:
     named = not (t.scorer.kind != "probs" and looks_like_probs(values, t.scorer.tolerance))
     where: Sequence[str] = _NoWhere()
     if named:
-        where = _RowNames(start) if t.scorer.format == "parquet" else _Lines(t, start)
+        where = (_RowNames(start) if t.scorer.format == "parquet"
+                 else _Lines(t, start, ids))
     try:
         return to_log_softmax_rows(values, t.scorer.kind, t.scorer.tolerance, t.scorer.path,
                                    where)
@@ -699,12 +734,16 @@ class _RowNames(Sequence[str]):
 
 
 class _Lines(Sequence[str]):
-    """A CSV, TSV or JSONL table's rows from ``start`` on as the general path names them
-    (``line N``), found when asked (a row refused) by reading the table's rows again."""
+    """A CSV, TSV or JSONL table's rows from ``start`` on (``ids``: theirs, as streamed)
+    as the general path names them (``line N``), found when asked (a row refused) by
+    reading the table's rows again; the row reached there checked by its id
+    (:func:`read_again`'s ``expect``, each row of ``ids`` reached: another id is an
+    internal error, never a wrong line named)."""
 
-    def __init__(self, t: Table, start: int) -> None:
+    def __init__(self, t: Table, start: int, ids: np.ndarray) -> None:
         self.t = t
         self.start = start
+        self.ids = ids
 
     def __len__(self) -> int:
         return 0  # indexed only
@@ -715,7 +754,7 @@ class _Lines(Sequence[str]):
         # as it raises; a name found only when said would need that rule to give its
         # parts, not its words. A table has at most one such refusal per check of the
         # rule: one for log-probs and logits, three for probabilities.)
-        return read_again(self.t, self.start + int(i))
+        return read_again(self.t, self.start + int(i), expect=(self.start, self.ids))
 
 
 class _NoWhere(Sequence[str]):
