@@ -249,8 +249,8 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
 #: What :func:`fault_server` can do (see there).
 FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302",
                "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo", "refuse-at-echo",
-               "garble-at-echo", "fail-at-echo", "throttle-wide", "garble-wide",
-               "refuse-topk")
+               "garble-at-echo", "fail-at-echo", "deny-at-echo", "throttle-wide",
+               "garble-wide", "refuse-wide", "deny-wide", "refuse-topk", "fail-topk")
 
 #: The modes whose echo requests of anything but a label word fail: ``{mode: (status,
 #: body)}``; their top-k is :data:`_CHECKED_TOP` (see :func:`fault_server`).
@@ -261,6 +261,17 @@ _FAILED_ECHO = {
     "garble-at-echo": (200, b"<html><body>502 Bad Gateway (nginx)</body></html>"),
     "fail-at-echo": (503, json.dumps({"error": {
         "message": "the server is overloaded, try again later"}}).encode()),
+    "deny-at-echo": (403, json.dumps({"error": {
+        "message": "this key may not use echo"}}).encode()),
+}
+#: The modes whose requests for more than 20 log-probs (the wider top-k) get one answer
+#: (besides ``throttle-wide`` and ``garble-wide``): ``{mode: (status, body)}``.
+_WIDE = {
+    "refuse-wide": (400, json.dumps({"error": {
+        "message": "Requested logprobs of 200, which is greater than max allowed: 20",
+        "type": "BadRequestError"}}).encode()),
+    "deny-wide": (403, json.dumps({"error": {
+        "message": "this key may ask for at most 20 logprobs"}}).encode()),
 }
 #: The top-k of the modes of :data:`_FAILED_ECHO`: no label word is in it, so a scorer
 #: needs the echo check, whose one candidate token is ``" neutral"``.
@@ -291,7 +302,8 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
                         "text_offset": [0, len(head)]}}]}
         good = {" negative": -0.9, " positive": -0.5}
         top = {" negative": 2.5, " positive": -0.2} if self.mode == "positive" else good
-        if self.mode in _FAILED_ECHO or self.mode in ("throttle-wide", "garble-wide"):
+        if self.mode in _FAILED_ECHO or self.mode in _WIDE or self.mode in (
+                "throttle-wide", "garble-wide"):
             top = _CHECKED_TOP
         word = max(top, key=lambda w: top[w])
         return {"choices": [{"text": word, "finish_reason": "length", "logprobs": {
@@ -327,6 +339,18 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
             self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
                            b"<html><body>gateway: the upstream answered HTTP 413 Request "
                            b"Entity Too Large; please retry</body></html>")
+            return
+        if mode in _WIDE and int(request.get("logprobs") or 0) > 20:
+            status, data = _WIDE[mode]
+            self._send_raw(status, [("Content-Type", "application/json"),
+                                    ("Connection", "close")], data)
+            return
+        if (mode == "fail-topk" and not echo and request.get("logprobs") is not None
+                and self.path.split("?")[0].endswith("/completions")):
+            self._send_raw(503, [("Content-Type", "application/json"), ("Connection", "close"),
+                                 ("Retry-After", "0")],
+                           json.dumps({"error": {"message": "the server is overloaded, "
+                                                            "try again later"}}).encode())
             return
         if (mode == "refuse-topk" and not echo and request.get("logprobs") is not None
                 and self.path.split("?")[0].endswith("/completions")):
@@ -417,16 +441,23 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
       the server stops (that connection closed without an answer, later ones refused);
     - ``hang-at-echo``: as ``ok``, but a request with ``echo: true`` gets no answer:
       its connection is closed after ``interval`` seconds;
-    - ``refuse-at-echo``, ``garble-at-echo``, ``fail-at-echo``: the top-k lists
+    - ``refuse-at-echo``, ``garble-at-echo``, ``fail-at-echo``, ``deny-at-echo``: the top-k lists
       ``" neutral"`` (-0.3) only, no label word, so a scorer needs its echo check
       (which echoes ``" neutral"``); an echo request of a label word
       (the first-token texts) is answered as ``ok`` does, any other gets HTTP 400 with a
       JSON error body (``refuse``), 200 with an HTML page (``garble``: a proxy's), or
-      HTTP 503 with a JSON error body, every time (``fail``: an overloaded server);
+      HTTP 503 with a JSON error body, every time (``fail``: an overloaded server), or
+      HTTP 403 with a JSON error body (``deny``: a key not allowed to echo);
     - ``throttle-wide``: the top-k of ``refuse-at-echo``; a request for more than 20
       log-probs gets HTTP 429 (``Retry-After: 0``), every time (a rate limit);
     - ``garble-wide``: the top-k of ``refuse-at-echo``; a request for more than 20
       log-probs gets 200 with an HTML page that says "HTTP 413" (a gateway's), every time;
+    - ``refuse-wide``, ``deny-wide``: the top-k of ``refuse-at-echo``; a request for more
+      than 20 log-probs gets HTTP 400 (vLLM's ``--max-logprobs`` refusal) or HTTP 403 (a
+      key limited to 20), with a JSON error body; the echo of anything but a label word
+      comes back as one token, which fails the echo check;
+    - ``fail-topk``: every completions request for log-probs without ``echo: true`` gets
+      HTTP 503 (``Retry-After: 0``), every time; echo requests are answered as ``ok``;
     - ``refuse-topk``: every completions request for log-probs without ``echo: true``
       (a top-k request) gets HTTP 400 with a JSON error body; echo requests are answered
       as ``ok`` (a server that gives prompt log-probs only);

@@ -290,28 +290,29 @@ def test_a_429_through_every_retry_of_the_wider_top_k_is_a_server_failure() -> N
             assert "rate limit reached" in msg and "gave up after 2 attempt(s)" in msg, msg
 
 
-def test_a_gateway_page_quoting_a_4xx_for_the_wider_top_k_is_not_a_refusal() -> None:
+def test_a_gateway_page_for_the_wider_top_k_is_a_refusal_said_with_its_answer() -> None:
     """A 200 HTML page (a gateway's) that says "HTTP 413" for the wider top-k request
-    (``max_top_k``) is raised as what it is, an answer that is not JSON (status 200): the
-    refusal of max_top_k is read from the status, not from the text (before: the text held
-    "HTTP 4", so it was kept as "this server refuses max_top_k" for the scorer's life,
-    and the item refused as "not among the top 20 next tokens")."""
+    (``max_top_k``) is a refusal by the one rule of refusals (``openai_paths.refused``: 200
+    with an answer that is not JSON, as the probe and the echo check take it), and the
+    item's refusal says so with the page's text (before: the item was refused as "not
+    among the top 20 next tokens" alone, the wider request unsaid)."""
     with fault_server("garble-wide") as srv:
         scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
-                              max_retries=0, backoff=0.0)
-        for _ in range(2):  # the second call asks for the wider top-k again
+                              max_top_k=200, max_retries=0, backoff=0.0)
+        for _ in range(2):  # the second call keeps the verdict and says it again
             with pytest.raises(EndpointError) as info:
                 scorer.score(TASK, ITEMS, progress=False)
             msg = str(info.value)
-            assert info.value.status == 200, msg
-            assert "answered 200 with non-JSON content" in msg and "HTTP 413" in msg, msg
-            assert "not among the top" not in msg and "echo" not in msg, msg
+            assert "item 'r0': class 'negative'" in msg and "not among the top 20" in msg, msg
+            assert ("the server refused the wider request for max_top_k=200 log-probs "
+                    "(answered 200 with non-JSON content") in msg, msg
+            assert "HTTP 413" in msg and "raising max_top_k cannot help" in msg, msg
 
 
 #: What the probe says of each path on a server refusing every top-k request
 #: (``refuse-topk``: HTTP 400; no /tokenize, so no label token ids).
-NO_TOPK = ["no way to read class log-probs from this server: topk: refused (",
-           "/v1/completions: HTTP 400: ", "logprobs are not supported without echo",
+NO_TOPK = ["no way to read class log-probs from this server: topk: refused (HTTP 400: ",
+           "logprobs are not supported without echo",
            "vllm-token-ids: no label token ids", "sglang-token-ids: no label token ids",
            "echo: it cannot be checked: the check compares an echoed log-prob with a "
            "top-k next-token log-prob, and the server refused the top-k request (HTTP 400)"]
@@ -336,10 +337,80 @@ def test_a_server_refusing_every_top_k_request_gets_the_probe_s_summary() -> Non
     assert msg.startswith(f"{srv.url}/completions: {NO_TOPK[0]}"), msg
     for text in NO_TOPK:
         assert text in msg, msg
+    assert msg.count(srv.url) == 1, msg  # the endpoint, named once (at the start)
     msg = str(said.value)
     assert msg.startswith(f"{srv.url}/completions: echoed prompt log-probs are not "
                           f"reliable on this server ({NO_TOPK[-1].removeprefix('echo: ')})"), msg
     assert "method='topk' cannot be used either" in msg, msg
+
+
+#: What the refusal of an item says where the server refused the wider top-k request
+#: (``refuse-wide``: vLLM's HTTP 400 above ``--max-logprobs``; its echo fails the check).
+#: (the item: any, where requests run concurrently)
+WIDE_REFUSED = ["class 'negative' (first token ' negative') is not among the top 20 next tokens",
+                "the server refused the wider request for max_top_k=200 log-probs (HTTP 400: ",
+                "greater than max allowed: 20",
+                "so raising max_top_k cannot help; a server that allows more top log-probs "
+                "can (vLLM: --max-logprobs 200 or more)", "method='echo'"]
+
+
+def test_a_refused_wider_top_k_is_not_answered_by_raising_max_top_k(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that refuses the wider top-k request (HTTP 400, vLLM above its
+    ``--max-logprobs``) and whose echo fails the check: the item's refusal names the
+    server's refusal and what can help, not "raise max_top_k ($ACTIVETEST_OPENAI_MAX_TOP_K
+    =1000)", which that server just refused (QA)."""
+    monkeypatch.delenv("ACTIVETEST_OPENAI_MAX_TOP_K", raising=False)
+    with fault_server("refuse-wide") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
+                              max_retries=0)
+        with pytest.raises(EndpointError) as info:
+            scorer.score(TASK, ITEMS, progress=False)
+    msg = str(info.value)
+    assert "item 'r0': class 'negative'" in msg, msg
+    for text in WIDE_REFUSED:
+        assert text in msg, msg
+    assert "ACTIVETEST_OPENAI_MAX_TOP_K" not in msg and "raise max_top_k" not in msg, msg
+
+
+@pytest.mark.parametrize(("mode", "method"), [("deny-wide", "topk"), ("deny-at-echo", "echo"),
+                                              ("deny-at-echo", "auto")])
+def test_a_403_is_said_as_credentials_never_taken_for_a_refusal(mode: str, method: str) -> None:
+    """HTTP 403 for the wider top-k request or for the echo check's echo request is an
+    error naming credentials (the one rule of refusals, ``openai_paths.refused``), not
+    "the server refuses max_top_k" (before: any 4xx) nor "echo is not reliable" (before:
+    any failure of the echo request), and no verdict is kept: a second call asks again."""
+    with fault_server(mode) as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method=method, concurrency=1,
+                              max_top_k=200, max_retries=0)
+        for _ in range(2):
+            n = len(srv.seen)
+            with pytest.raises(EndpointError) as info:
+                scorer.score(TASK, ITEMS, progress=False)
+            msg = str(info.value)
+            assert info.value.status == 403, msg
+            assert "HTTP 403: " in msg and "the server wants credentials" in msg, msg
+            assert "not among the top" not in msg and "echoed prompt" not in msg, msg
+            assert len(srv.seen) > n, srv.seen  # asked again: no verdict was kept
+
+
+def test_a_5xx_through_every_retry_of_the_echo_check_s_top_k_is_a_server_failure() -> None:
+    """HTTP 503 on every attempt of the echo check's top-k request (``method="echo"``) is
+    raised as the server's failure (:class:`ServerFailedError`), not taken for "echo cannot
+    be checked", and not kept: a later call checks again."""
+    with fault_server("fail-topk") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="echo", concurrency=1,
+                              max_retries=1, backoff=0.0)
+        for _ in range(2):  # the second call asks the server again: no verdict was kept
+            n = len(srv.seen)
+            with pytest.raises(ServerFailedError) as info:
+                scorer.score(TASK, ITEMS, progress=False)
+            assert len(srv.seen) - n == 2, srv.seen[n:]  # the top-k request, twice
+            msg = str(info.value)
+            assert info.value.status == 503, msg
+            assert msg.startswith(f"{srv.url}/completions: HTTP 503: "), msg
+            assert "overloaded" in msg and "gave up after 2 attempt(s)" in msg, msg
+            assert "echo" not in msg.partition("gave up")[0].lower(), msg
 
 
 # ------------------------------------------------------------------- the CLI
@@ -494,6 +565,39 @@ def test_cli_gives_the_probe_s_summary_for_a_server_refusing_top_k(tmp_path: Pat
     assert srv.url.removeprefix("http://") in err, err
     for text in NO_TOPK:
         assert text in err, err
+    assert err.count(srv.url.removeprefix("http://")) == 1, err  # the endpoint, once
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(("mode", "said", "unsaid"), [
+    ("refuse-wide", WIDE_REFUSED, ["ACTIVETEST_OPENAI_MAX_TOP_K", "raise max_top_k"]),
+    ("deny-wide", ["HTTP 403: ", "may ask for at most 20 logprobs",
+                   "the server wants credentials"], ["not among the top"]),
+    ("fail-topk", ["/v1/completions: HTTP 503: ", "the server is overloaded", "gave up after"],
+     ["refused", "echo"])])
+def test_cli_says_what_the_server_did_with_a_top_k_request(
+        tmp_path: Path, mode: str, said: list[str], unsaid: list[str]) -> None:
+    """``init`` with an ``openai:`` target whose server refuses the wider top-k (400), wants
+    credentials for it (403), or fails every top-k request (503): exit 2, one message
+    saying so, no traceback, no session file."""
+    pf = make_pool_files(tmp_path / "data", n=12)
+    with fault_server(mode) as srv:
+        env = {k: v for k, v in cli_env(tmp_path).items()
+               if k != "ACTIVETEST_OPENAI_MAX_TOP_K"}
+        proc = subprocess.run(cli_command(
+            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
+            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
+            "--id-column", "id", "--no-progress", "--no-cache"),
+            env={**env, "ACTIVETEST_OPENAI_DEADLINE": "3"},
+            capture_output=True, text=True, timeout=300)
+    err = proc.stderr
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert srv.url.removeprefix("http://") in err, err
+    for text in said:
+        assert text in err, err
+    for text in unsaid:
+        assert text not in err.partition("gave up")[0], err
     assert not (tmp_path / "s.db").exists()
 
 

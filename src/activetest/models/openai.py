@@ -147,9 +147,9 @@ from activetest.models.openai_http import (
 from activetest.models.openai_paths import (
     CLAMP,
     METHODS,
-    UNSUPPORTED_STATUS,
     ScoringPath,
     ScoringPathNotice,
+    refused,
     sglang_body,
     sglang_values,
     vllm_body,
@@ -232,16 +232,6 @@ def _check_logprob(value: float, token: str) -> None:
         raise _NotALogprobError(f"the server gave {value:.6g} as the log-prob of {token!r}, which "
                            f"is not a log-probability (a number <= 0); is it returning "
                            f"logits or scores?")
-
-
-def _refused_wider(exc: EndpointError) -> bool:
-    """Whether ``exc`` is a server refusing a wider top-k request (vLLM's HTTP 400 above
-    ``--max-logprobs``): a 4xx status answered at once. Read from ``exc.status``, never
-    from the message (whose text may quote a body saying "HTTP 4..."); a 429 (408, ...)
-    through every retry (:class:`ServerFailedError`) is the server failing, not refusing.
-    """
-    return (exc.status is not None and 400 <= exc.status < 500
-            and not isinstance(exc, ServerFailedError))
 
 
 def _advance_quietly(fut: Future[None], advance: Callable[[], None]) -> None:
@@ -348,6 +338,7 @@ class OpenAIScorer(EndpointClient):
         self._echo_ok: bool | None = None
         self._echo_why = "not checked"
         self._wide_ok: bool | None = None
+        self._wide_why = ""  # the server's refusal of the wider top-k request
         self._topk_refused = False  # the echo check's top-k request was refused
         self._texts: dict[tuple[str, ...], list[str]] = {}  # label first-token texts
         self._lock = threading.RLock()
@@ -465,14 +456,14 @@ class OpenAIScorer(EndpointClient):
         0.3's server scores prompt token i with the distribution that FOLLOWS it),
         so echo is trusted only after it reproduces a top-k next-token log-prob: the
         most likely non-blank next token ``t`` of ``prompt`` must get the same
-        log-prob when echoed in ``prompt + t``. Checked once per scorer; a server
-        gone, a timeout, or a status to retry through every retry during the check is
-        raised (:class:`ServerGoneError`, :class:`EndpointTimeoutError`,
-        :class:`ServerFailedError`), not taken for "no echo". An echo request the server
-        refuses (a 4xx, an answer that is not JSON) is the verdict "no echo", said with
-        the server's status and the start of its answer; so is a refused top-k request
-        (a status :meth:`_unsupported` takes for a refusal): there is nothing to compare
-        the echo with.
+        log-prob when echoed in ``prompt + t``. Checked once per scorer. A request of
+        the check that the server refuses (:func:`~activetest.models.openai_paths.refused`)
+        is the verdict "no echo": an echo request, said with the server's status and the
+        start of its answer; the top-k request, because there is then nothing to compare
+        the echo with. Anything else is raised, not taken for "no echo", and the check
+        is made again later: a server gone, a timeout, a status to retry through every
+        retry (:class:`ServerGoneError`, :class:`EndpointTimeoutError`,
+        :class:`ServerFailedError`), and a 401/403 (credentials).
         """
         with self._lock:
             if self._echo_ok is not None:
@@ -480,7 +471,7 @@ class OpenAIScorer(EndpointClient):
             try:
                 top = self._top(client, prompt, self.top_k)
             except EndpointError as exc:
-                if not self._unsupported(exc):  # a server gone, failed, timed out: raised
+                if not refused(exc):  # a server gone, failed, timed out, or auth: raised
                     raise
                 # refused (as _probe takes it): with no next-token log-prob to compare
                 # with, echo cannot be trusted, and the same request is refused again.
@@ -496,24 +487,20 @@ class OpenAIScorer(EndpointClient):
                     continue
                 try:
                     data = self._echo_request(client, prompt, text)
-                except (ServerGoneError, EndpointTimeoutError):
-                    # not an answer about echo: a server gone, or one that did not answer
-                    # within the deadline, says nothing of whether it echoes. Swallowed,
-                    # each next candidate waited out another deadline, and the scorer
-                    # kept "echo unusable" for good, the refusal blaming echo ("could not
-                    # be verified") instead of the server. (Timeouts are not refusals in
-                    # _unsupported either.) _echo_ok stays unknown: checked again later.
-                    raise
-                except ServerFailedError:
-                    # a 5xx (429, ...) through every retry: a server overloaded for a
-                    # moment, not one without echo. Taken for "no echo", it was kept for
-                    # the scorer's life (the scoring path switched, or refused, for the
-                    # whole run). Raised, naming the endpoint and status; checked again later.
-                    raise
                 except EndpointError as exc:
-                    # the server refused the echo request (a 4xx: echo unsupported, or a
-                    # body it cannot take; 200 with no JSON): the same request with another
-                    # token would be refused too. (QA: this said "could not be verified (no
+                    if not refused(exc):  # not a verdict on echo: raised
+                        # A server gone, or one that did not answer within the deadline,
+                        # says nothing of whether it echoes (swallowed, each next candidate
+                        # waited out another deadline, and the refusal blamed echo, "could
+                        # not be verified", instead of the server); nor does a 5xx (429,
+                        # ...) through every retry, a server overloaded for a moment, nor a
+                        # 401/403, a key wanted. Each was kept as "no echo" for the
+                        # scorer's life; raised, naming the endpoint and status, _echo_ok
+                        # stays unknown: checked again later.
+                        raise
+                    # the server refused the echo request (echo unsupported, or a body it
+                    # cannot take; 200 with no JSON): the same request with another token
+                    # would be refused too. (QA: this said "could not be verified (no
                     # non-blank next token ...)", about token content, not the request.)
                     said = str(exc).removeprefix(f"{exc.endpoint}: ")
                     self._echo_ok = False
@@ -570,13 +557,15 @@ class OpenAIScorer(EndpointClient):
                 top = self._top(client, prompt, self.max_top_k)
                 self._wide_ok = True
             except EndpointError as exc:  # e.g. vLLM refuses more than --max-logprobs
-                # a 429 through every retry (ServerFailedError) is a server rate-limiting
-                # for a while, not one refusing max_top_k: kept as a refusal, it sent
-                # every later item to echo for the scorer's life. Read from the status,
-                # not the message (which took a gateway's 200 page saying "HTTP 413" for one)
-                if self._wide_ok is True or not _refused_wider(exc):
+                # the one rule of refusals (openai_paths.refused): a 429 through every
+                # retry is a server rate-limiting for a while, and a 401/403 wants
+                # credentials; neither refuses max_top_k (kept as a refusal, they sent
+                # every later item to echo for the scorer's life). Read from the status,
+                # not the message (which took a gateway's 200 page saying "HTTP 413" for a 4xx)
+                if self._wide_ok is True or not refused(exc):
                     raise
                 self._wide_ok = False
+                self._wide_why = str(exc).removeprefix(f"{exc.endpoint}: ")
                 top = {}
             found = {c: top[texts[c]] for c in missing if texts[c] in top}
         rest = [c for c in missing if c not in found]
@@ -587,12 +576,20 @@ class OpenAIScorer(EndpointClient):
         if rest:
             c = rest[0]
             widest = self.max_top_k if self._wide_ok else self.top_k
+            if self._wide_ok is False:
+                # (QA: this advised raising max_top_k, which the server had just refused)
+                then = (f"the server refused the wider request for max_top_k={self.max_top_k} "
+                        f"log-probs ({self._wide_why}), so raising max_top_k cannot help; "
+                        f"a server that allows more top log-probs can (vLLM: --max-logprobs "
+                        f"{self.max_top_k} or more), or one whose echoed prompt log-probs "
+                        f"pass the check (method='echo')")
+            else:
+                then = (f"raise max_top_k (${MAX_TOP_K_ENV}=1000 on the command line, now "
+                        f"{self.max_top_k}; max_top_k= in Python)")
             raise self._error(
                 f"item {item.id!r}: class {task.classes[c]!r} (first token {texts[c]!r}) is "
                 f"not among the top {widest} next tokens, and echoed prompt log-probs cannot "
-                f"be used to score it exactly ({self._echo_why}); raise max_top_k "
-                f"(${MAX_TOP_K_ENV}=1000 on the command line, now {self.max_top_k}; "
-                f"max_top_k= in Python)")
+                f"be used to score it exactly ({self._echo_why}); {then}")
         with self._lock:
             self.n_fallbacks += 1
         return found
@@ -613,9 +610,6 @@ class OpenAIScorer(EndpointClient):
 
     # ------------------------------------------------------- scoring paths
 
-    def _unsupported(self, exc: EndpointError) -> bool:
-        return exc.status in UNSUPPORTED_STATUS and not isinstance(exc, EndpointTimeoutError)
-
     def _server_tokenize(self, client: httpx.Client) -> tuple[Callable[[str], list[int]],
                                                               str] | None:
         """The server's own tokenizer as ``text -> ids`` (no special tokens), or None.
@@ -631,7 +625,7 @@ class OpenAIScorer(EndpointClient):
             try:
                 data = self._post(client, body(""), url=url)
             except EndpointError as exc:
-                if self._unsupported(exc):
+                if refused(exc):
                     continue
                 raise
             head = data.get("tokens")
@@ -686,10 +680,11 @@ class OpenAIScorer(EndpointClient):
             self._top(client, prompt, self.top_k)
             topk_ok = True
         except EndpointError as exc:
-            if not self._unsupported(exc):
+            if not refused(exc):
                 raise
             topk_ok = False
-            probed.append(f"topk: refused ({exc})")
+            # the summary names the endpoint once, at its start
+            probed.append(f"topk: refused ({str(exc).removeprefix(f'{exc.endpoint}: ')})")
         ids, source, why = self._label_ids(client, task)
         for path, what in (("vllm-token-ids", "logprob_token_ids"),
                            ("sglang-token-ids", "token_ids_logprob at /generate")):
@@ -699,7 +694,7 @@ class OpenAIScorer(EndpointClient):
             try:
                 got = self._id_values(client, path, prompt, ids)
             except EndpointError as exc:
-                if not self._unsupported(exc):
+                if not refused(exc):
                     raise
                 probed.append(f"{path}: refused (HTTP {exc.status})")
                 continue

@@ -40,10 +40,10 @@ rule and collision check.
 
 ``method="auto"`` (the default) probes the server once per task on the first
 prompt, in that order, and uses the first path that answers with every label's
-log-prob; a path "is not supported" when the server refuses the request (HTTP
-400, 404, 405, 422, 501), answers something that is not JSON, or ignores the
-field. Any other failure (401, 5xx after retries, timeouts) is an error, not a
-reason to try the next path. The choice is announced once
+log-prob; a path "is not supported" when the server refuses the request
+(:func:`refused`, the one rule of every fallback) or ignores the field. Any other
+failure (401/403, 5xx after retries, timeouts) is an error, not a reason to try the
+next path. The choice is announced once
 (:class:`ScoringPathNotice`) and recorded (:class:`ScoringPath`, in the session's
 score provenance as ``scoring_path``).
 
@@ -57,18 +57,45 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from activetest.models.openai_http import EndpointError
 
 __all__ = ["CLAMP", "METHODS", "PATHS", "UNSUPPORTED_STATUS", "ScoringPath",
-           "ScoringPathNotice", "sglang_body", "sglang_values", "vllm_body", "vllm_values"]
+           "ScoringPathNotice", "refused", "sglang_body", "sglang_values", "vllm_body",
+           "vllm_values"]
 
 #: The paths, best first (see the module docstring).
 PATHS = ("vllm-token-ids", "sglang-token-ids", "topk", "echo")
 #: What ``method=`` accepts: a path, or ``auto`` (probe).
 METHODS = ("auto", *PATHS)
 #: HTTP statuses that mean "this server does not do that" (200: an answer that is not
-#: JSON, e.g. a web page served for an unknown path).
+#: JSON, e.g. a web page served for an unknown path); see :func:`refused`.
 UNSUPPORTED_STATUS = frozenset({200, 400, 404, 405, 422, 501})
+
+
+def refused(exc: EndpointError) -> bool:
+    """Whether a failed request was *refused*: the server does not do what was asked, so
+    the scorer may try another way. The one rule of every fallback of
+    :class:`~activetest.models.openai.OpenAIScorer`: the probe's paths and the server's
+    tokenizer, the echo check's top-k and echo requests, and the wider top-k request
+    (``max_top_k``).
+
+    Refused: the server answered at once with HTTP 400, 404, 405, 422 or 501, or with
+    200 and something that is not JSON (a web page served for a path it does not have,
+    a gateway's page): :data:`UNSUPPORTED_STATUS`, read from ``exc.status``, never from
+    the message (whose text may quote a body saying "HTTP 4..."). Not refused, and
+    raised as the error it is: 401 and 403 (credentials: the message names the
+    variables that set them; a server that wants a key says nothing of what it
+    supports), a status retried through every retry (408, 429, 5xx:
+    :class:`~activetest.models.openai_http.ServerFailedError`, a server failing for a
+    while), a timeout, a server gone, and any other status.
+
+    Args:
+        exc: the request's :class:`~activetest.models.openai_http.EndpointError`.
+    """
+    return exc.status in UNSUPPORTED_STATUS
 #: vLLM clamps log-probs at this value; a value there is a bound, not a log-prob.
 CLAMP = -9999.0
 #: Whether a path lets the engine serve the prompt from its prefix cache.
