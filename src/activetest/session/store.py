@@ -765,12 +765,21 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         self._conn.execute(f"SAVEPOINT {name}")
         try:
             yield self._conn
-        except BaseException:
+        except BaseException as exc:
             del self._writing[kept[0]:]
             del self._annotating[kept[1]:]
-            # (should the rollback itself fail, that error is raised instead)
-            self._conn.execute(f"ROLLBACK TO {name}")
-            self._conn.execute(f"RELEASE {name}")
+            try:
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
+            except sqlite3.Error:
+                # SQLite ends the whole transaction itself on some write errors (a full
+                # disk, a file size limit): the savepoint is gone with it. The write's
+                # own error is then what the transaction says (QA: "no such savepoint"
+                # replaced "cannot write the session file", and the page never said
+                # why); any other error with the rollback failed is the rollback's, so
+                # that a refused part is never committed with the rest
+                if not isinstance(exc, sqlite3.Error):
+                    raise
             raise
         self._conn.execute(f"RELEASE {name}")
 
