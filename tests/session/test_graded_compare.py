@@ -1037,10 +1037,15 @@ def test_same_text_answers_judged_differently_in_two_imports_are_refused(
     out = " ".join(run("import", db, other, code=2).split())
     assert ("item 'q0': the target's answer and " + spec + "'s answer are the same text"
             in out and "nothing was written" in out and "b.csv" in out), out
+    # the way to change the stored one is named for the terminal and for Python alike
+    # (QA: only "--overwrite", which judge/judge_many/add_labels cannot take)
+    both = "pass --overwrite, overwrite=True in Python, to change the one stored"
+    assert both in out, out
     with Session.open(db) as s:
         assert s.store.judgments(f"compare:{spec}") == {}  # the whole file refused
-        with pytest.raises(LabelError, match="are the same text"):
+        with pytest.raises(LabelError, match="are the same text") as exc:
             s.judge("q0", flipped, target=spec)
+        assert both in " ".join(str(exc.value).split()), exc.value
         assert s.store.judgments(f"compare:{spec}") == {}
         s.judge("q0", s.task.classes[s.store.labels()[s.store.index_of("q0")].label],
                 target=spec)  # alike: fine

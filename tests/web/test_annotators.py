@@ -700,7 +700,7 @@ def test_an_answer_unlike_a_same_text_judgment_made_elsewhere_is_refused_blind(
         a.answer("alice", same, [0, 0])
         assert s.labels()[same] == 0
         with pytest.raises(LabelError, match=rf"{spec}'s answer are the same text .*"
-                                             r"--overwrite to change the one stored"):
+                                             r"overwrite=True in Python, to change the one stored"):
             s.judge(same, 1, target=spec, overwrite=True)
         assert s.store.judgments(f"compare:{spec}")[s.store.index_of(same)].label == 0
 

@@ -269,8 +269,8 @@ def check_alike(store: SessionStore, task: GenTask, rows: Iterable[int]) -> None
         f"item {found.item_id!r}: {whose(a)} and {whose(b)} are the same text "
         f"({found.text[:60]!r}) and would be judged differently: "
         f"{names[la]!r} ({sa}) and {names[lb]!r} ({sb}); the same answer gets one "
-        f"judgment: judge them alike (--overwrite to change the one stored), nothing was "
-        f"written")
+        f"judgment: judge them alike (pass --overwrite, overwrite=True in Python, to change "
+        f"the one stored), nothing was written")
 
 
 def compared_losses(store: SessionStore, task: GenTask, spec: str,
