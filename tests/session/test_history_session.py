@@ -201,3 +201,26 @@ def test_the_session_file_names_history_files_without_their_local_paths(
         assert s.estimate(record=False, progress=False).to_dict() == est
         info = s.report_data(progress=False).info
     assert info["History"].startswith(f"40 other model(s) from {paths[0]}, {paths[1]}; ")
+
+
+def test_a_history_file_whose_name_holds_a_bracket_is_named_by_its_own_name(
+        tmp_path: Path) -> None:
+    """QA: the session file named a ``--history`` file by where it was read from, and an
+    existing file whose name holds ``[`` (``runs/h[1].csv``) was taken for a glob pattern
+    there (:func:`glob.has_magic`) while the reader read the file: the record named the
+    folder (``runs``), not the file. Every reader's rule (an existing file of the exact
+    name wins over the pattern, :mod:`activetest.formats.globs`) names it ``h[1].csv``."""
+    pool, hist, _ = _files(tmp_path)
+    (tmp_path / "runs").mkdir()
+    odd = tmp_path / "runs" / "h[1].csv"
+    odd.write_bytes(hist.read_bytes())
+    db = tmp_path / "s.db"
+    out = " ".join(cli("init", db, "--task", "answers", "--pool", pool, "--target", "pool",
+                       "--surrogate", "history", "--history", odd, "--seed", "3",
+                       "--no-progress").split())
+    assert f"history: 41 model(s) from {odd};" in out, out  # said as given
+    with Session.open(db) as s:
+        h = s.config["history"]
+    assert h["sources"] == ["h[1].csv"], h
+    assert [f["name"] for f in h["files"]] == ["h[1].csv"], h["files"]
+    assert h["messages"][0].startswith("history: 41 model(s) from h[1].csv; "), h

@@ -18,13 +18,14 @@ While a session is made, the record carries the paths in :data:`LOCAL_KEY`
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from activetest.formats.globs import has_glob_chars, is_pattern
 
 __all__ = ["LOCAL_KEY", "HistoryFile", "LocalPaths", "Published", "publish", "with_local"]
 
@@ -81,9 +82,13 @@ def with_local(info: Mapping[str, Any], local: LocalPaths) -> dict[str, Any]:
 
 def _base(given: str) -> str:
     """The part of a ``--history`` path before its first glob component (the path
-    itself where it has none), without a trailing separator."""
+    itself where it is no pattern), without a trailing separator. A pattern is told as
+    every reader tells it (:func:`activetest.formats.globs.is_pattern`: an existing file
+    of the exact name, ``runs/h[1].csv``, is that file)."""
     parts = Path(given).parts
-    k = next((k for k, p in enumerate(parts) if glob.has_magic(p)), len(parts))
+    if not is_pattern(given):
+        return str(Path(*parts)) if parts else "."
+    k = next((k for k, p in enumerate(parts) if has_glob_chars(p)), len(parts))
     return str(Path(*parts[:k])) if k else "."
 
 
