@@ -224,3 +224,21 @@ def test_a_history_file_whose_name_holds_a_bracket_is_named_by_its_own_name(
     assert h["sources"] == ["h[1].csv"], h
     assert [f["name"] for f in h["files"]] == ["h[1].csv"], h["files"]
     assert h["messages"][0].startswith("history: 41 model(s) from h[1].csv; "), h
+
+
+def test_a_history_pattern_is_quoted_as_typed(tmp_path: Path) -> None:
+    """QA: ``--history 'runs/*/'`` (every model's folder) that matched nothing was said to
+    be ``runs/*``, the trailing separator dropped by the CLI's ``Path``: the message now
+    quotes what was typed; an empty ``--history`` (which a ``Path`` made the current
+    folder, read as a history) is refused by name."""
+    pool, _, _ = _files(tmp_path)
+    (tmp_path / "runs").mkdir()
+    base = ("init", tmp_path / "x.db", "--task", "answers", "--pool", pool, "--target", "pool",
+            "--surrogate", "history", "--no-progress")
+    typed = f"{tmp_path}/runs/*/"
+    out = " ".join(cli(*base, "--history", typed, code=2).split())
+    assert f"{typed}: no such file or folder (no file matches this pattern" in out, out
+    out = " ".join(cli(*base, "--history", "", code=2).split())
+    assert out == "error: --history is empty: name a response matrix, a folder of runs or " \
+                  "a glob pattern", out
+    assert not (tmp_path / "x.db").exists()

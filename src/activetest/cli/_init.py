@@ -25,6 +25,21 @@ from activetest.cli._app import (
 )
 
 
+def _check_history(paths: Sequence[str]) -> None:
+    """``--history`` as typed (a ``str``, not a ``Path``, which drops a trailing separator:
+    ``runs/*/`` was said as ``runs/*``, QA) is refused where empty (a ``Path`` made ``""``
+    the current folder).
+
+    Raises:
+        SessionError: an empty ``--history``.
+    """
+    from activetest.session.store import SessionError
+
+    if any(not str(p).strip() for p in paths):
+        raise SessionError("--history is empty: name a response matrix, a folder of runs "
+                           "or a glob pattern")
+
+
 def _neighbours_option(history: bool, on: bool, until: int | None, after: str | None
                        ) -> Any:
     """``init``'s neighbours' column options as ``Session.create`` takes them: False,
@@ -178,7 +193,9 @@ def init(
     ] = LabelScoringMode.first_token,
     threads: Threads = None,
     no_progress: NoProgress = False,
-    history: Annotated[list[Path] | None, typer.Option(
+    # as typed (str, not Path: a Path drops a trailing separator, and `runs/*/` was
+    # said as `runs/*`)
+    history: Annotated[list[str] | None, typer.Option(
         "--history", help="Other models' results on the same items (graded tasks: with "
         "--surrogate history; classification: with --metric error_rate; --target lm-eval: "
         "folders of their lm-eval runs, docs/harness.md): a response matrix, "
@@ -236,6 +253,7 @@ def init(
                                       ("label_column", label_column), ("format", pool_format),
                                       ("encoding", encoding), ("label_base", label_base))
                     if v is not None}
+    _check_history(history or ())
     neighbours = _neighbours_option(bool(history), history_neighbours,
                                     history_neighbours_until, history_neighbours_after)
     log = None
