@@ -109,3 +109,44 @@ def test_status_says_a_recorded_path_that_is_not_on_this_machine(
         assert f"target {cfg.target} {ABSENT}" in str(st)
     res = CliRunner().invoke(app, ["status", str(path), "--json"])
     assert json.loads(res.output)["absent_paths"] == absent
+
+
+@pytest.mark.parametrize("name", ["schema1_ce_both", "schema3_graded_compare"])
+def test_the_report_says_a_recorded_path_that_is_not_on_this_machine(
+        name: str, tmp_path: Path) -> None:
+    """QA: the report (HTML and Markdown) printed an old session's stored specs as they
+    are (``Target: table:/tmp/oldout/target.csv``), a local path of the machine that made
+    it, as if that file were in use here; it now says beside each, as ``status`` does,
+    that it is the path recorded at init and that nothing is there (the header's target
+    and surrogate, and a compared target under the comparison)."""
+    import html as htmllib
+    import re
+
+    from activetest.session.report import write_report
+
+    path = tmp_path / f"{name}.db"
+    shutil.copyfile(OLD / f"{name}.db", path)
+    with Session.open(path) as s:
+        cfg = s.session_config
+        absent = s.status().absent_paths
+        scorers = {cfg.target: get_scorer(f"table:{OLD / 'inputs' / 'target.csv'}")}
+    assert absent, name
+    with Session.open(path, scorers=scorers) as s:
+        pending = s.pending_judgments()  # (the copy's:) judged, so the comparison is shown
+        if pending:
+            labels = s.labels()
+            s.judge_many(pending[0].spec, [(p.acquisition.item_id,
+                                            labels[p.acquisition.item_id]) for p in pending])
+        data = s.report_data(progress=False)
+    assert bool(data.comparison) == bool(cfg.compare), name
+    assert tuple(data.absent_paths) == absent
+    md = write_report(data, tmp_path / "r")
+    page = htmllib.unescape(re.sub(r"<[^>]+>", "", (tmp_path / "r" / "report.html")
+                                   .read_text(encoding="utf-8")))
+    text = md.read_text(encoding="utf-8").replace("\\", "")
+    for doc in (" ".join(text.split()), " ".join(page.split())):
+        for role, spec in (("Target", cfg.target), ("Surrogate", cfg.surrogate)):
+            said = f"{role}: {spec} {ABSENT}"
+            assert (said in doc) == (spec in absent), (said, doc[:600])
+        for spec in cfg.compare or ():
+            assert (f"Second target {spec} {ABSENT}." in doc) == (spec in absent), doc

@@ -552,3 +552,24 @@ def test_an_adaptive_sessions_acquisition_figure_shows_its_next_proposal(
             "labels so far") in " ".join(md.split())
     # a fixed acquisition: no proposal to show beyond its scores
     assert labelled("ce", 5).next_proposal is None
+
+
+def test_a_compared_targets_absent_recorded_path_is_said_under_the_comparison(
+        tmp_path: Path) -> None:
+    """QA: an old session's compared target stored by the local path of the machine that
+    made it was printed bare in the comparison, read as a file in use here. The report
+    says under the comparison (HTML and Markdown), as ``status`` does, that it is the
+    path recorded at init and that nothing is there; a spec not absent is not named so."""
+    gone = "table:/gone/b.csv"
+    base = _data()
+    cmp = [dataclasses.replace(base.comparison[0], target_b=gone)]
+    said = f"Second target {gone} (the path recorded at init; nothing is there on this machine)."
+    for absent in ((gone,), ()):
+        data = dataclasses.replace(base, comparison=cmp, absent_paths=absent)
+        out = tmp_path / f"r{len(absent)}"
+        md = write_report(data, out).read_text(encoding="utf-8")
+        page = (out / "report.html").read_text(encoding="utf-8")
+        assert (f"\n{said}\n" in md) == bool(absent), md
+        assert (f"<p>{said}</p>" in page) == bool(absent), page
+        assert "Target: gemma3-270m\n" in md and "the path recorded" not in md.split(
+            "## Estimates")[0]  # the header's target and surrogate are not absent

@@ -755,9 +755,9 @@ class SessionStatus:
         init; nothing is there on this machine)`` where its recorded local path is absent
         (:attr:`absent_paths`; QA: an old session's ``target table:/tmp/oldout/target.csv``
         read as a file in use where no such file was there)."""
-        if spec not in self.absent_paths:
-            return spec
-        return f"{spec} (the path recorded at init; nothing is there on this machine)"
+        from activetest.session.spec_files import absent_note
+
+        return absent_note(spec, self.absent_paths)
 
     @property
     def pool_text(self) -> str:

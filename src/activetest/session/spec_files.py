@@ -52,15 +52,16 @@ import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from activetest.session.source_names import distinguishing_names, file_sha256
 
-__all__ = ["FILES_ENV", "SpecFile", "absent_recorded_path", "edited_refusal", "known_spec",
-           "local_names", "locate", "new_name", "publish_provenance", "recorded_here",
+__all__ = ["ABSENT_RECORDED", "FILES_ENV", "SpecFile", "absent_note", "absent_recorded_path",
+           "edited_refusal", "known_spec", "local_names", "locate", "new_name",
+           "publish_provenance", "recorded_here",
            "remember", "rename", "renamed_files", "said", "scorer_names", "spec_file",
            "with_model_files"]
 
@@ -453,6 +454,24 @@ def absent_recorded_path(spec: str) -> str | None:
     if is_pattern(path):
         return None if glob.glob(path, recursive=True) else path
     return None if os.path.lexists(path) else path
+
+
+#: What ``status`` and the report say beside a stored spec whose recorded local path
+#: names nothing on this machine (:func:`absent_recorded_path`).
+ABSENT_RECORDED = "the path recorded at init; nothing is there on this machine"
+
+
+def absent_note(spec: str, absent: Collection[str]) -> str:
+    """``spec`` as ``status`` and the report print it: as stored, followed by
+    ``(the path recorded at init; nothing is there on this machine)`` where it is one of
+    ``absent`` (the specs :func:`absent_recorded_path` finds absent; QA: an old session's
+    ``table:/tmp/oldout/target.csv`` read as a file in use where nothing was there).
+
+    Args:
+        spec: the stored spec (or the name shown for it).
+        absent: the specs whose recorded path is absent here.
+    """
+    return f"{spec} ({ABSENT_RECORDED})" if spec in absent else spec
 
 
 def publish_provenance(prov: Any, paths: Mapping[str, str]) -> Any:

@@ -617,6 +617,7 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         all_notes.append("Flagged items: dropping items breaks the estimator's "
                          "unbiasedness; the shift column is a sensitivity check only.")
     from activetest.session.history_neighbours import surrogate_label
+    from activetest.session.session_status import absent_paths
     return rp.ReportData(
         title=title or f"Active testing: {target} on {inputs.task_name}",
         task=inputs.task_name, target=target,
@@ -632,4 +633,5 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
         level=level, acquisition=cfg.acquisition, pool_size=draws.n_pool,
         pool_file=shown_source(cfg.pool, cfg.kind), info=info,
         notes=all_notes, uniform_biased=not final.uniform_draws, few_what=few_what,
-        differences=difference_curves(inputs, budgets, target))
+        differences=difference_curves(inputs, budgets, target),
+        absent_paths=absent_paths(cfg))

@@ -308,6 +308,12 @@ class ReportData:
             ``"labels without an error"``); a metric not in it: ``"errors"``.
         differences: :class:`DifferenceCurve` s of compared targets (the report's
             figure of the difference over labels; empty: none).
+        absent_paths: the stored specs of :attr:`target`, :attr:`surrogate` and the
+            compared targets whose recorded local path names nothing on this machine (an
+            old session opened on another machine:
+            :func:`activetest.session.session_status.absent_paths`); the header and the
+            comparison say so beside each, as ``status`` does
+            (:func:`activetest.session.spec_files.absent_note`).
     """
 
     title: str
@@ -335,6 +341,7 @@ class ReportData:
     notes: Sequence[str] = field(default_factory=list)
     few_what: Mapping[str, str] = field(default_factory=dict)
     differences: Sequence[DifferenceCurve] = field(default_factory=list)
+    absent_paths: Sequence[str] = field(default_factory=tuple)
 
     @property
     def estimator_name(self) -> str:

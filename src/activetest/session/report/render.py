@@ -37,6 +37,7 @@ from activetest.session.report.data import Interval, ReportData
 from activetest.session.report.files import write_file
 from activetest.session.report.text import clean
 from activetest.session.source_names import of_file
+from activetest.session.spec_files import absent_note
 
 __all__ = ["ACQUISITION_PNG", "DIFFERENCES_PNG", "ESTIMATES_PNG", "HTML", "MARKDOWN",
            "check_report_dir",
@@ -133,7 +134,9 @@ def _verdict(c: Any, level: float) -> str:
 
 def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
     out: list[_Block] = [("h1", data.title)]
-    meta = [f"Task: {data.task}", f"Target: {data.target}", f"Surrogate: {data.surrogate}"]
+    # a recorded local path that names nothing here is said so, as `status` says it
+    meta = [f"Task: {data.task}", f"Target: {absent_note(data.target, data.absent_paths)}",
+            f"Surrogate: {absent_note(data.surrogate, data.absent_paths)}"]
     if data.acquisition:
         meta.append(f"Acquisition: {data.acquisition}")
     if data.pool_size is not None:
@@ -255,6 +258,10 @@ def _blocks(data: ReportData, images: Mapping[str, str]) -> list[_Block]:
                              _interval(o.bootstrap), str(c.n_labels), "—"])
         out.append(("table", ["metric", "quantity", "LURE estimate (paired, same labels)",
                               fixed_name, cs_name, boot_name, "labels", "verdict"], rows))
+        gone = [b for b in dict.fromkeys(c.target_b for c in data.comparison)
+                if b in data.absent_paths]
+        if gone:
+            out.append(("p", " ".join(f"Second target {absent_note(b, gone)}." for b in gone)))
         if marked["exact"]:
             out.append(("p", f"Cells marked {basis_mark('exact').strip()}: for "
                              f"{', '.join(marked['exact'])} the "
