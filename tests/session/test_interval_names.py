@@ -363,14 +363,18 @@ def test_markdown_escapes_only_where_a_character_can_act(tmp_path: Path) -> None
     session path with "\\_" between words: escapes no renderer needed, seen by whoever
     reads the raw file. Each is now escaped only where it can act, so the raw line reads
     as the rendered one, and hostile text stays inert (a Markdown parser finds no link,
-    reference definition, emphasis, strike-through, bullet or rule)."""
+    reference definition, emphasis, strike-through, bullet or rule). QA: a line starting
+    "1. ", "- " or "+ " (an item id, a file name) became a list: its marker is escaped at
+    the line's start only, never inside a line."""
     markdown_it = pytest.importorskip("markdown_it")
     plain = ["q_m per step, at /tmp/test_a_b0/out.db, below ~100 labels, Q&A",
              "Pool: 60 items of samples_*.jsonl",
              "† error rate: 0.2222 outside the bounds that hold surely, [0.225, 0.3]: "
-             "unbiased, not moved; see the note"]
+             "unbiased, not moved; see the note",
+             "items 1. and 2. - both - were + fine, 3) too", "1.5 labels per item", "-x.csv"]
     hostile = ["[evil]: https://evil.example/x", "_em_ and __strong__ and ~~gone~~ or ~s~",
-               "[a](b) ![i](j) [c][evil] &amp; &#x202e; *e*", "* a bullet", "___"]
+               "[a](b) ![i](j) [c][evil] &amp; &#x202e; *e*", "* a bullet", "___",
+               "1. intro.txt", "2) an item", "- draft.csv", "+ plus", "---", "- - -", "-"]
     data = _hand_made(title="t", notes=plain + hostile)
     write_report(data, tmp_path / "r")
     md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
@@ -387,6 +391,13 @@ def test_markdown_escapes_only_where_a_character_can_act(tmp_path: Path) -> None
         assert tag not in rendered, (tag, rendered)
     assert "&amp;amp;" in rendered and "&amp;#x202e;" in rendered  # no character reference
     assert "<p>[evil]: <code>https://evil.example/x</code></p>" in rendered, rendered
+    for line, shown in (("1\\. intro.txt", "1. intro.txt"), ("2\\) an item", "2) an item"),
+                        ("\\- draft.csv", "- draft.csv"), ("\\+ plus", "+ plus"),
+                        ("\\---", "---"), ("\\- - -", "- - -"), ("\\-", "-")):
+        assert f"\n{line}\n" in md, (line, md)  # the marker alone escaped
+        assert f"<p>{shown}</p>" in rendered, (shown, rendered)
+    for tag in ("<ol", "<ul"):
+        assert tag not in rendered, (tag, rendered)
 
 
 @pytest.mark.parametrize(("acquisition", "name"), [("adaptive", "adaptive LURE"),

@@ -463,6 +463,24 @@ def _md(text: str) -> str:
     return "".join(out)
 
 
+# What makes a line (a paragraph, a list item's text) a list or a rule where it starts
+# it, and only there: "1. " or "1) " (an ordered list: up to nine digits), "- " or "+ "
+# (a bullet; "*" is escaped as a run above), each followed by a space or the end, and
+# "---" (a rule: three or more "-", spaces between). Its marker is escaped ("1\.",
+# "\-"), and nothing else: "1. " inside a line, or in a heading or a table cell, where
+# no list can start, is left as written (QA: an item id or a file name "1. intro.txt"
+# or "- draft" starting a note made report.md a list).
+_LIST_START = re.compile(r"^(\d{1,9})([.)])(?=\s|$)|^([-+])(?=\s|$)|^(-)(?=[ -]*-[ -]*-[ -]*$)")
+
+
+def _md_line(text: str) -> str:
+    """:func:`_md` for text that starts a Markdown line or list item: also its leading
+    list marker or rule escaped (:data:`_LIST_START`)."""
+    return _LIST_START.sub(lambda m: (f"{m.group(1)}\\{m.group(2)}" if m.group(1)
+                                      else "\\" + (m.group(3) or m.group(4))), _md(text),
+                           count=1)
+
+
 def _markdown(blocks: list[_Block]) -> str:
     lines: list[str] = []
     for kind, *args in blocks:
@@ -471,11 +489,11 @@ def _markdown(blocks: list[_Block]) -> str:
         elif kind == "h2":
             lines += [f"## {_md(args[0])}", ""]
         elif kind == "p":
-            lines += [_md(args[0]), ""]
+            lines += [_md_line(args[0]), ""]
         elif kind == "warn":
             lines += [f"> **Warning:** {_md(args[0])}", ""]
         elif kind == "list":
-            lines += [f"- {_md(x)}" for x in args[0]] + [""]
+            lines += [f"- {_md_line(x)}" for x in args[0]] + [""]
         elif kind == "table":
             header, rows = args
             lines.append("| " + " | ".join(_md(h) for h in header) + " |")
