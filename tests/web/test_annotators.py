@@ -911,3 +911,26 @@ def test_a_hostile_annotator_name_is_text_in_the_report(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     html = (tmp_path / "r" / "report.html").read_text()
     assert "disagreement(s)" in html and evil not in html
+
+
+def test_opening_the_page_on_a_file_that_has_its_tables_writes_nothing(
+        tmp_path: Path) -> None:
+    """The first ``Annotators`` makes the page's tables (a write); the next ones, on a
+    file that has them, only read: no write lock taken, the file's write mark where it
+    was (each one was a commit: under load, one of them, its fold held off by the page's
+    reader, was then taken for a copy put back as the page's own fold ended)."""
+    made = classification(tmp_path, n=20)
+    with Session.open(made.db) as s:
+        before = s.store._read("SELECT value FROM meta WHERE key = 'writes'")
+        Annotators(s)
+        made_tables = s.store._read("SELECT value FROM meta WHERE key = 'writes'")
+        assert made_tables != before  # the tables were made: one write
+        con = sqlite3.connect(made.db, timeout=0, isolation_level=None)
+        con.execute("BEGIN IMMEDIATE")  # another process writing: a write would wait
+        try:
+            Annotators(s)
+            assert not Annotators(s).annotations()
+        finally:
+            con.execute("COMMIT")
+            con.close()
+        assert s.store._read("SELECT value FROM meta WHERE key = 'writes'") == made_tables

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -123,6 +124,18 @@ CREATE TABLE IF NOT EXISTS annotation_skips (
     PRIMARY KEY (idx, annotator)
 );
 """
+
+#: The tables and index :data:`SCHEMA` makes.
+_SCHEMA_NAMES = frozenset(re.findall(r"IF NOT EXISTS (\w+)", SCHEMA))
+
+
+def _has_schema(store: Any) -> bool:
+    """Whether the session file holds every table and index of :data:`SCHEMA` (read, so
+    that a page or a command that only reads takes no write lock and writes nothing: each
+    ``Annotators`` made was a write, a commit that moved the file's mark)."""
+    rows = store._read("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")
+    return {str(r[0]) for r in rows} >= _SCHEMA_NAMES
+
 
 def keep_votes(session: Any, records: Sequence[Any]) -> int:
     """Keep each annotator's label of an imported file (records that name an annotator,
@@ -342,7 +355,7 @@ class Annotators:
         self.roles: tuple[str, ...] = ("target", *(f"compare:{s}" for s in specs))
         self._ids = [it.id for it in session.items()]
         self._acq: list[Any] = []  # the draws read so far (see _acquisitions)
-        if session.store.writable:
+        if session.store.writable and not _has_schema(session.store):
             with session.store.transaction() as c:
                 for stmt in SCHEMA.split(";"):
                     if stmt.strip():

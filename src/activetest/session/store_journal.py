@@ -22,6 +22,16 @@ state it had) is content put back under the journal. The refusal then reads what
 file holds without the journal (:func:`main_only`), and the journal is set aside
 (:func:`set_aside_journal`) so that no connection folds it into the new content.
 
+A fold is not instant: SQLite writes the journal's pages into the file one by one
+(the mark's page among the first), truncates it and syncs it. A file read while another
+connection's fold was under way (:func:`fold_under_way`: SQLite's wal-index says so)
+changes again as that fold ends, its mark already the fold's: that is the fold's own
+change, not a copy (QA: under load, the labelling page's write, folding as the test's
+reader noted the file, was taken for "a copy of the file as it was" and the reader's
+next read refused); and a file read while a fold is under way is read again once it
+has ended (at most :data:`FOLD_WAIT_S`: a fold cut off by a killed process stays
+"under way" until the next one).
+
 Not seen: a copy made within the file system's timestamp granularity of the fold (a
 few milliseconds) with the same size and the same mark as the file had; a journal
 another process left unfolded (that process sees it at its write); a connection of
@@ -35,6 +45,7 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -49,9 +60,18 @@ from activetest.session.store_marks import WriteMark, mark_gap, read_mark
 #: process's fold was writing it, its page of the mark could still be the old one.
 REREADS = 4
 REREAD_S = 0.05
+#: The longest wait for a fold under way to end before the file is judged as it is.
+FOLD_WAIT_S = 5.0
 
-__all__ = ["REREADS", "REREAD_S", "MainFileState", "journal_put_back", "main_file_state",
-           "main_only", "set_aside_journal"]
+#: SQLite's wal-index (the ``-shm`` file, native byte order): two copies of a 48-byte
+#: header, then the checkpoint information, whose ``nBackfill`` (the journal's frames
+#: copied into the file) is at byte 96 and ``nBackfillAttempted`` (the frames a fold
+#: began to copy) at byte 128 (https://www.sqlite.org/walformat.html).
+_SHM_BACKFILL = 96
+_SHM_ATTEMPTED = 128
+
+__all__ = ["FOLD_WAIT_S", "REREADS", "REREAD_S", "MainFileState", "fold_under_way",
+           "journal_put_back", "main_file_state", "main_only", "set_aside_journal"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +84,34 @@ class MainFileState:
         mtime_ns: its modification time (ns).
         ctime_ns: its status change time (ns).
         mark: its write mark read without the journal (None: it could not be read).
+        folding: whether a fold of the journal into the file was under way as it was
+            read (:func:`fold_under_way`): its size and times were then those of the
+            fold's middle, and change as the fold ends.
     """
 
     size: int
     mtime_ns: int
     ctime_ns: int
     mark: WriteMark | None
+    folding: bool = False
+
+
+def fold_under_way(p: Path) -> bool:
+    """Whether a fold (SQLite's checkpoint) of the journal of the session file ``p`` into
+    the file is under way now, by any connection of any process: its wal-index says a
+    fold began to copy frames that are not all copied yet (``nBackfillAttempted`` above
+    ``nBackfill``). Also True after a fold cut off (its process killed, a write error)
+    until the next fold; False where there is no wal-index to read."""
+    try:
+        with open(f"{p}-shm", "rb") as f:
+            head = f.read(_SHM_ATTEMPTED + 4)
+    except OSError:
+        return False
+    if len(head) < _SHM_ATTEMPTED + 4:
+        return False
+    (done,) = struct.unpack_from("=I", head, _SHM_BACKFILL)
+    (began,) = struct.unpack_from("=I", head, _SHM_ATTEMPTED)
+    return began > done
 
 
 @contextlib.contextmanager
@@ -87,7 +129,10 @@ def main_only(p: Path) -> Iterator[sqlite3.Connection]:
 
 
 def main_file_state(p: Path) -> MainFileState | None:
-    """The state of the session file ``p`` without its journal (None: no file)."""
+    """The state of the session file ``p`` without its journal (None: no file); a fold
+    under way before or after its size, times and mark are read is noted
+    (:attr:`MainFileState.folding`)."""
+    folding = fold_under_way(p)
     try:
         st = os.stat(p)
     except OSError:
@@ -97,7 +142,8 @@ def main_file_state(p: Path) -> MainFileState | None:
             mark = read_mark(conn)
     except sqlite3.Error:
         mark = None
-    return MainFileState(st.st_size, st.st_mtime_ns, st.st_ctime_ns, mark)
+    folding = folding or fold_under_way(p)
+    return MainFileState(st.st_size, st.st_mtime_ns, st.st_ctime_ns, mark, folding)
 
 
 def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
@@ -126,19 +172,28 @@ def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
     if old is None:
         return "", main_file_state(p)
     last = None
-    for _ in range(REREADS):
+    rereads = 0
+    deadline = time.monotonic() + FOLD_WAIT_S
+    while True:
         now = main_file_state(p)
         if now is None or now.mark is None:
             return "", now
         if now.mark.created == old.created and now.mark.count > old.count:
             return "", now  # folded forward (a commit of the journal, now in the file)
-        if now.mark == last:
+        if now.folding and time.monotonic() < deadline:
+            last = None  # a fold under way: read again once it has ended
+            time.sleep(REREAD_S)
+            continue
+        if before.folding and now.mark == old:
+            return "", now  # ``before`` was read in a fold's middle: its end changed it
+        if now.mark == last or rereads >= REREADS:
             break  # the same twice: no fold was under way
         last = now.mark
+        rereads += 1
         time.sleep(REREAD_S)
     return mark_gap(now.mark, seen) or (
-        "an older state of this session (a copy of the file as it was before this "
-        "command's last write)"), None
+        "a copy of this session's file put over it (the file rewritten since this "
+        "command's last write, not by a fold of its journal)"), None
 
 
 def _aside_name(p: Path) -> Path:

@@ -1,0 +1,150 @@
+"""The put-back check and a fold of the journal under way as it reads the file.
+
+QA (the project's CI, 2026-12-07, under load): the labelling page's write was folding
+its journal into the file as the test's reader noted the file after its own commit (its
+fold held off); the page's fold then ended (its last pages, the truncate, the sync: the
+file's times changed, its mark already the page's), and the reader's next read was
+refused as "a copy of the file as it was before this command's last write". SQLite's
+wal-index says when a fold is under way (:func:`fold_under_way`); a file read in a fold's
+middle is not taken for a copy when that fold ends, and a file found changed while a fold
+is under way is read again once it has ended.
+
+The wal-index is read for real (a real fold cut off by a real write error); the moment
+a fold is caught halfway cannot be made to happen on demand, so that one state is given
+(a :class:`MainFileState` read "in a fold's middle") or, for the wait, the wal-index's
+answer is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from activetest.data.task import Item
+from activetest.session import store_journal
+from activetest.session.store import SessionStore
+from activetest.session.store_journal import fold_under_way, journal_put_back, main_file_state
+from activetest.session.store_marks import read_mark
+
+ITEMS = [Item(f"i{k}", {"text": f"text {k}"}, None) for k in range(6)]
+EXAMPLES = [Item("e0", {"text": "good"}, 1), Item("e1", {"text": "bad"}, 0)]
+
+#: A child that writes past the file's end and folds with its file size limit at the
+#: file's size: the fold's first writes land, one past the end fails (EFBIG), and the
+#: fold is cut off: SQLite's wal-index keeps "frames begun" above "frames copied".
+_CUT_OFF_FOLD = r"""
+import os, resource, signal, sqlite3, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+db = sys.argv[1]
+c = sqlite3.connect(db, isolation_level=None)
+c.execute("PRAGMA wal_autocheckpoint = 0")
+c.execute("CREATE TABLE scratch (x)")
+c.execute("INSERT INTO scratch VALUES (?)", (b"x" * 200000,))
+resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(db), resource.RLIM_INFINITY))
+try:
+    c.execute("PRAGMA wal_checkpoint(PASSIVE)")
+except sqlite3.Error as exc:
+    print("cut off:", exc)
+"""
+
+
+def _store(tmp_path: Path) -> SessionStore:
+    return SessionStore.create(tmp_path / "s.db", config={"metric": "log_loss", "seed": 3},
+                               items=ITEMS, examples=EXAMPLES)
+
+
+def test_the_wal_index_says_when_a_fold_is_cut_off_and_when_one_has_ended(
+        tmp_path: Path) -> None:
+    st = _store(tmp_path)
+    keep = sqlite3.connect(st.path)  # (so that the child's close is not the last one)
+    try:
+        with st.transaction():
+            pass
+        assert not fold_under_way(st.path)  # every fold ended
+        assert not main_file_state(st.path).folding  # type: ignore[union-attr]
+        got = subprocess.run([sys.executable, "-c", _CUT_OFF_FOLD, str(st.path)],
+                             capture_output=True, text=True, timeout=60)
+        assert "cut off:" in got.stdout, (got.stdout, got.stderr)
+        assert fold_under_way(st.path)
+        assert main_file_state(st.path).folding  # type: ignore[union-attr]
+        with st.transaction():  # this store's fold copies the rest
+            pass
+        assert not fold_under_way(st.path)
+    finally:
+        keep.close()
+        st.close()
+    assert not fold_under_way(tmp_path / "none.db")  # no wal-index: nothing under way
+
+
+def test_a_file_read_in_a_folds_middle_is_not_taken_for_a_copy_when_the_fold_ends(
+        tmp_path: Path) -> None:
+    with _store(tmp_path) as st:
+        with st.transaction():
+            pass
+        seen = read_mark(st._conn)
+        now = main_file_state(st.path)
+        assert now is not None and now.mark == seen
+        # read in the middle of a fold that has ended since: the fold's last writes (its
+        # truncate, its sync) changed the file's times, its mark was already written
+        mid = dataclasses.replace(now, mtime_ns=now.mtime_ns - 10**6, folding=True)
+        assert journal_put_back(st.path, mid, seen) == ("", now)
+        # the same change with no fold under way is no fold's: a copy put over the file
+        why, gone = journal_put_back(st.path, dataclasses.replace(mid, folding=False), seen)
+        assert why.startswith("a copy of this session's file put over it") and gone is None
+
+
+def test_a_file_changed_while_a_fold_is_under_way_is_read_again_once_it_has_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    st = _store(tmp_path)
+    try:
+        with st.transaction():
+            pass
+        seen = read_mark(st._conn)
+        before = main_file_state(st.path)
+        assert before is not None and seen is not None and before.mark == seen
+        ended = threading.Event()
+
+        def another_writer() -> None:  # its fold: the first pages, then the mark's
+            time.sleep(0.5)
+            with SessionStore.open(st.path) as other, other.transaction():
+                pass
+            ended.set()
+
+        # the fold's first pages written (the file's times change), its mark's not yet
+        os.utime(st.path, ns=(before.mtime_ns + 10**6, before.mtime_ns + 10**6))
+        monkeypatch.setattr(store_journal, "fold_under_way", lambda p: not ended.is_set())
+        writer = threading.Thread(target=another_writer)
+        writer.start()
+        try:
+            why, now = journal_put_back(st.path, before, seen)
+        finally:
+            writer.join()
+        assert why == "" and now is not None and now.mark is not None
+        assert now.mark.count == seen.count + 1  # read after the fold: moved forward
+    finally:
+        st.close()
+
+
+def test_a_cut_off_fold_delays_the_judgment_by_at_most_the_wait(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fold cut off stays "under way" until the next one: the check waits for it at
+    most :data:`FOLD_WAIT_S`, then judges the file as it is (a copy: refused)."""
+    monkeypatch.setattr(store_journal, "FOLD_WAIT_S", 0.3)
+    monkeypatch.setattr(store_journal, "fold_under_way", lambda p: True)
+    with _store(tmp_path) as st:
+        with st.transaction():
+            pass
+        seen = read_mark(st._conn)
+        before = main_file_state(st.path)
+        assert before is not None
+        os.utime(st.path, ns=(before.mtime_ns + 10**6, before.mtime_ns + 10**6))  # a copy
+        why, _ = journal_put_back(st.path, dataclasses.replace(before, folding=False), seen)
+        assert why.startswith("a copy of this session's file put over it")
