@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from server import fault_server  # tests/models/server.py (on sys.path)
-from tests.session.session_support import cli_command, cli_env, make_pool_files
+from tests.session.session_support import PoolFiles, cli_command, cli_env, make_pool_files
 
 from activetest.data.demo import demo_task
 from activetest.data.task import Item
@@ -420,6 +420,18 @@ def _session_bytes(db: Path) -> bytes:
     return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*") if p.is_file())
 
 
+def _init_openai(tmp_path: Path, pf: PoolFiles, url: str, env: dict[str, str],
+                 timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``activetest init`` (a child process) of ``tmp_path/s.db`` over the pool files
+    ``pf`` with a ``table:`` surrogate and an ``openai:`` target at ``url`` (model
+    ``fake-model``), without progress bars or the score cache; its output captured."""
+    return subprocess.run(cli_command(
+        "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
+        "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{url}#fake-model",
+        "--id-column", "id", "--no-progress", "--no-cache"),
+        env=env, capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.mark.slow
 def test_cli_stops_a_dripping_server_at_the_deadline(tmp_path: Path) -> None:
     pf = make_pool_files(tmp_path / "data", n=12)
@@ -427,11 +439,7 @@ def test_cli_stops_a_dripping_server_at_the_deadline(tmp_path: Path) -> None:
     with fault_server("drip", interval=0.5) as srv:  # an answer takes over 50 s
         env = {**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": str(deadline)}
         t0 = time.monotonic()
-        proc = subprocess.run(cli_command(
-            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
-            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
-            "--id-column", "id", "--no-progress", "--no-cache"),
-            env=env, capture_output=True, text=True, timeout=120)
+        proc = _init_openai(tmp_path, pf, srv.url, env=env, timeout=120)
         took = time.monotonic() - t0
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("error:") == 1, proc.stderr
@@ -504,11 +512,7 @@ def test_cli_shows_the_scoring_path_as_one_note_line(tmp_path: Path) -> None:
     source line)."""
     pf = make_pool_files(tmp_path / "data", n=12)
     with fault_server("ok") as srv:
-        proc = subprocess.run(cli_command(
-            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
-            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
-            "--id-column", "id", "--no-progress", "--no-cache"),
-            env=cli_env(tmp_path), capture_output=True, text=True, timeout=300)
+        proc = _init_openai(tmp_path, pf, srv.url, env=cli_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     notes = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(notes) == 1, proc.stderr
@@ -529,12 +533,8 @@ def test_cli_says_an_echo_check_request_failed_not_no_echo(tmp_path: Path, mode:
     non-blank next token ...)" for both, and the 503 kept as "no echo")."""
     pf = make_pool_files(tmp_path / "data", n=12)
     with fault_server(mode) as srv:
-        proc = subprocess.run(cli_command(
-            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
-            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
-            "--id-column", "id", "--no-progress", "--no-cache"),
-            env={**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": "3"},
-            capture_output=True, text=True, timeout=300)
+        proc = _init_openai(tmp_path, pf, srv.url,
+                            env={**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": "3"})
     err = proc.stderr
     assert proc.returncode == 2, err
     assert "Traceback" not in err and err.count("error:") == 1, err
@@ -553,12 +553,8 @@ def test_cli_gives_the_probe_s_summary_for_a_server_refusing_top_k(tmp_path: Pat
     session file (before: the raw HTTP 400 of the echo check's top-k request)."""
     pf = make_pool_files(tmp_path / "data", n=12)
     with fault_server("refuse-topk") as srv:
-        proc = subprocess.run(cli_command(
-            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
-            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
-            "--id-column", "id", "--no-progress", "--no-cache"),
-            env={**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": "3"},
-            capture_output=True, text=True, timeout=300)
+        proc = _init_openai(tmp_path, pf, srv.url,
+                            env={**cli_env(tmp_path), "ACTIVETEST_OPENAI_DEADLINE": "3"})
     err = proc.stderr
     assert proc.returncode == 2, err
     assert "Traceback" not in err and err.count("error:") == 1, err
@@ -584,12 +580,7 @@ def test_cli_says_what_the_server_did_with_a_top_k_request(
     with fault_server(mode) as srv:
         env = {k: v for k, v in cli_env(tmp_path).items()
                if k != "ACTIVETEST_OPENAI_MAX_TOP_K"}
-        proc = subprocess.run(cli_command(
-            "init", str(tmp_path / "s.db"), "--pool", str(pf.pool), "--task", "demo",
-            "--surrogate", f"table:{pf.surrogate}", "--target", f"openai:{srv.url}#fake-model",
-            "--id-column", "id", "--no-progress", "--no-cache"),
-            env={**env, "ACTIVETEST_OPENAI_DEADLINE": "3"},
-            capture_output=True, text=True, timeout=300)
+        proc = _init_openai(tmp_path, pf, srv.url, env={**env, "ACTIVETEST_OPENAI_DEADLINE": "3"})
     err = proc.stderr
     assert proc.returncode == 2, err
     assert "Traceback" not in err and err.count("error:") == 1, err

@@ -52,7 +52,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -176,25 +176,11 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
         except LabelError as e:
             raise LabelError(f"{getattr(r, 'where', None) or 'a record'}: {e}; nothing was "
                              f"kept") from None
-    store = session.store
-    index = {it.id: i for i, it in enumerate(session.items())}
-    drawn = {a.index for a in store.acquisitions()}
-    specs = set(session.compared_targets()) if session.graded else set()
-    n_levels = len(session.task.class_names)
+    store, accept = session.store, _acceptor(session)
     kept: list[Annotation] = []
     with store.transaction() as c:
-        for stmt in SCHEMA.split(";"):
-            if stmt.strip():
-                c.execute(stmt)
-        for r in named:
-            row = _accepted(r, index, drawn, specs, n_levels)
-            if row is None:
-                continue  # not a label the import accepted
-            spec, label = getattr(r, "answer_of", None), r.label
-            role = f"compare:{spec}" if spec else "target"
-            kind = _kind_of(r)
-            who = names[id(r)]
-            at = getattr(r, "time", None) or now()
+        for r, row, role, kind, at in _accepted_rows(c, named, accept):
+            who, label = names[id(r)], r.label
             if getattr(r, "kind", None) is not None:  # the session's own row, put back:
                 if _held(c, row, role, who, int(label), kind, at) is not None:  # kept as it
                     continue  # was (its kind and time), once
@@ -210,6 +196,35 @@ def keep_votes(session: Any, records: Sequence[Any]) -> int:
                                    int(label), kind, at))
         store.note_annotations(kept)  # (kept beside a file put back: store_marks)
     return len(kept)
+
+
+def _acceptor(session: Any) -> Callable[[Any], int | None]:
+    """:func:`_accepted` over the open ``session``'s items, draws, compared targets and
+    levels, read once (before the import's write transaction, not inside it)."""
+    index = {it.id: i for i, it in enumerate(session.items())}
+    drawn = {a.index for a in session.store.acquisitions()}
+    specs = set(session.compared_targets()) if session.graded else set()
+    n_levels = len(session.task.class_names)
+    return lambda r: _accepted(r, index, drawn, specs, n_levels)
+
+
+def _accepted_rows(c: Any, records: Sequence[Any], accept: Callable[[Any], int | None]
+                   ) -> Iterator[tuple[Any, int, str, str, str]]:
+    """The ``annotations`` table made where the file has none (``c``: the open write
+    transaction), then each of ``records`` whose label the import accepted (``accept``:
+    :func:`_acceptor`'s), as ``(record, pool row, role, kind, time)``: the role
+    ``target`` or ``compare:<spec>``, the kind :func:`_kind_of`'s, the time the
+    record's own (a row put back) or now."""
+    for stmt in SCHEMA.split(";"):
+        if stmt.strip():
+            c.execute(stmt)
+    for r in records:
+        row = accept(r)
+        if row is None:
+            continue  # not a label the import accepted
+        spec = getattr(r, "answer_of", None)
+        yield (r, row, f"compare:{spec}" if spec else "target", _kind_of(r),
+               getattr(r, "time", None) or now())
 
 
 def _accepted(r: Any, index: Mapping[str, int], drawn: set[int], specs: set[str],
@@ -262,24 +277,11 @@ def keep_undone(session: Any, records: Sequence[Any]) -> int:
              and not names_no_one(r.annotator)]
     if not named:
         return 0
-    store = session.store
-    index = {it.id: i for i, it in enumerate(session.items())}
-    drawn = {a.index for a in store.acquisitions()}
-    specs = set(session.compared_targets()) if session.graded else set()
-    n_levels = len(session.task.class_names)
+    store, accept = session.store, _acceptor(session)
     kept: list[Annotation] = []
     with store.transaction() as c:
-        for stmt in SCHEMA.split(";"):
-            if stmt.strip():
-                c.execute(stmt)
-        for r in named:
-            row = _accepted(r, index, drawn, specs, n_levels)
-            if row is None:
-                continue  # not a label the import accepted
-            spec, label = getattr(r, "answer_of", None), r.label
-            role = f"compare:{spec}" if spec else "target"
-            who, kind = check_name(r.annotator), _kind_of(r)
-            at = getattr(r, "time", None) or now()
+        for r, row, role, kind, at in _accepted_rows(c, named, accept):
+            who, label = check_name(r.annotator), r.label
             held = _held(c, row, role, who, int(label), kind, at)
             if held is not None and held[1] is not None:
                 continue  # undone already
