@@ -158,6 +158,28 @@ def cli_session(pool_files: PoolFiles, db: Path, env: dict[str, str], n: int = 3
         subprocess.run(cli_command(*args), env=env, check=True, capture_output=True)
 
 
+def session_with_backup(pool_files: PoolFiles, tmp_path: Path, n: int = 4
+                        ) -> tuple[dict[str, str], Path, Path]:
+    """``(env, db, backup)``: :func:`cli_env`'s environment, a session ``tmp_path/s.db``
+    of ``n`` draws and no label (:func:`cli_session`), and ``tmp_path/backup.db``, a
+    copy of it made now (the user's backup, to be copied over the session later)."""
+    import shutil
+
+    env = cli_env(tmp_path)
+    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
+    cli_session(pool_files, db, env, n)
+    shutil.copyfile(db, backup)
+    return env, db, backup
+
+
+def label_child(db: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``activetest label DB`` as a child process (``env``: :func:`cli_env`'s), its
+    stdin, stdout and stderr pipes of text: answers are written to it as a person types
+    them (:func:`wait_for_question` reads up to each question)."""
+    return subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def wait_for_labels(db: Path, labels: int, proc: subprocess.Popen[str]) -> None:
     """Wait (up to 60 s) until ``db`` holds ``labels`` labels, as :func:`count_rows` reads
     them; fails where ``proc`` (the child writing them) ends first."""

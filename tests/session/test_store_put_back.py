@@ -29,6 +29,8 @@ from session_support import (
     cli_env,
     cli_session,
     count_rows,
+    label_child,
+    session_with_backup,
     wait_for_labels,
     wait_for_question,
 )
@@ -39,13 +41,9 @@ from activetest.session.workflow import Session
 
 def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothing_lost(
         pool_files: PoolFiles, tmp_path: Path) -> None:
-    env = cli_env(tmp_path)
-    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
-    cli_session(pool_files, db, env, 4)
-    shutil.copyfile(db, backup)  # the user's copy: 4 draws, no label
+    env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no label
     inode = os.stat(db).st_ino
-    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = label_child(db, env)
     assert proc.stdin is not None
     proc.stdin.write("1\n")  # the first answer: saved
     proc.stdin.flush()
@@ -178,10 +176,7 @@ def test_the_pages_answers_are_kept_beside_a_file_put_back_and_imported_whole(
     is lost."""
     from activetest.session.annotators import Annotators
 
-    env = cli_env(tmp_path)
-    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
-    cli_session(pool_files, db, env, 4)
-    shutil.copyfile(db, backup)  # 4 draws, no answer yet
+    env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no answer yet
     s = Session.open(db)
     try:
         page = Annotators(s, overlap=1.0, reviews=2, resolve="latest")
@@ -252,10 +247,7 @@ def test_a_commit_reads_none_of_the_answers_kept_before_it(pool_files: PoolFiles
     adds its undone rows, ``test_undos_of_what_the_backup_holds_are_carried_by_the_sheet``)."""
     from activetest.session.store_rows import Annotation
 
-    env = cli_env(tmp_path)
-    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
-    cli_session(pool_files, db, env, 3)
-    shutil.copyfile(db, backup)  # no answer yet
+    _, db, backup = session_with_backup(pool_files, tmp_path, 3)  # no answer yet
     reads: list[int] = []  # the id of each kept answer a field was read of
 
     class Probe(Annotation):
@@ -308,10 +300,7 @@ def test_what_a_savepoint_rolled_back_is_not_kept_as_saved(pool_files: PoolFiles
     back afterwards has beside it what was saved, and only that."""
     from activetest.session.store_rows import Annotation
 
-    env = cli_env(tmp_path)
-    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
-    cli_session(pool_files, db, env, 3)
-    shutil.copyfile(db, backup)  # no label, no answer yet
+    _, db, backup = session_with_backup(pool_files, tmp_path, 3)  # no label, no answer yet
     s = Session.open(db)
     try:
         with pytest.raises(RuntimeError, match="open write transaction"), \
@@ -392,10 +381,7 @@ def test_an_adjudication_put_back_comes_back_an_adjudication(
     annotations (kind and time) and ``status``."""
     from activetest.session.annotators import Annotators
 
-    env = cli_env(tmp_path)
-    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
-    cli_session(pool_files, db, env, 4)
-    shutil.copyfile(db, backup)  # 4 draws, no answer yet
+    env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no answer yet
     s = Session.open(db)
     try:
         page = Annotators(s, overlap=1.0, reviews=2, resolve="skip")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -31,18 +30,16 @@ from session_support import (
     cli_env,
     cli_session,
     count_rows,
+    label_child,
+    session_with_backup,
     wait_for_question,
 )
 
 
 def test_a_backup_copied_over_an_answer_left_in_the_journal_is_refused_with_it_kept(
         pool_files: PoolFiles, tmp_path: Path) -> None:
-    env = cli_env(tmp_path)
-    db, backup = tmp_path / "s.db", tmp_path / "backup.db"
-    cli_session(pool_files, db, env, 4)
-    shutil.copyfile(db, backup)  # the user's copy: 4 draws, no label
-    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no label
+    proc = label_child(db, env)
     assert proc.stdin is not None
     try:
         wait_for_question(proc, "1/4")
