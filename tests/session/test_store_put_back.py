@@ -36,6 +36,7 @@ from session_support import (
 )
 
 from activetest.session.store_errors import SessionError
+from activetest.session.store_marks import SHEET_COLUMNS
 from activetest.session.workflow import Session
 
 
@@ -189,6 +190,7 @@ def test_the_pages_answers_are_kept_beside_a_file_put_back_and_imported_whole(
         page.answer("alice", three, [0])
         page.undo("alice")  # taken back: its item unlabelled, the answer not to be kept
         labels = s.labels()
+        sources = {i: lab.source for i, lab in s.store.labels().items()}
         answers = sorted((a.item_id, a.role, a.annotator, a.label)
                          for a in page.annotations())
         assert labels == {one: 1, two: 1} and len(answers) == 5
@@ -212,6 +214,24 @@ def test_the_pages_answers_are_kept_beside_a_file_put_back_and_imported_whole(
         assert s.labels() == labels  # the labels as the page left them
         back = Annotators(s).annotations()
         assert sorted((a.item_id, a.role, a.annotator, a.label) for a in back) == answers
+        # each label as the page's own, as it was (QA: stored as the import's, "csv:...
+        # (ground truth)", which the page took for a label set elsewhere: bob's undo
+        # was refused, "nothing was undone")
+        assert {i: lab.source for i, lab in s.store.labels().items()} == sources
+        assert sources[s.store.index_of(two)] == "web (alice)"
+        page = Annotators(s, overlap=1.0, reviews=2, resolve="latest")
+        again = page.undo("bob")  # bob's last answer (item two): settled again, alice's
+        assert again is not None and again.item_id == two
+        assert s.labels() == labels
+    undone = [(i, w) for i, _, w, _, k, _, u in _annotation_rows(db) if u]
+    assert sorted(undone) == sorted([(_row_of(db, three), "alice"), (_row_of(db, two), "bob")])
+
+
+def _row_of(db: Path, item_id: str) -> int:
+    """The pool row of ``item_id`` in the session file ``db`` (read-only)."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        return int(con.execute("SELECT idx FROM items WHERE item_id = ?",
+                               (item_id,)).fetchone()[0])
 
 
 def _note_answers(s: Session, rows: list[tuple[int, str, str, str, str]],
@@ -468,13 +488,47 @@ def test_undos_of_what_the_backup_holds_are_carried_by_the_sheet(
     finally:
         s.close()
     with sheet.open(newline="", encoding="utf-8") as f:
-        undone = sorted((r["item_id"], r["annotator"], r["label"])
+        undone = sorted((r["item_id"], r["annotator"], r["label"], r["undone_label"])
                         for r in csv.DictReader(f) if r["undone"])
-    assert undone == sorted([(one, "", "1"), (one, "alice", "1"), (two, "", "0"),
-                             (four, "", "0"), (four, "alice", "0")])
+    # each undone row's label in undone_label, its label cell empty: an activetest from
+    # before the undone column skips the row (it added the label back, QA)
+    assert undone == sorted([(one, "", "", "1"), (one, "alice", "", "1"), (two, "", "", "0"),
+                             (four, "", "", "0"), (four, "alice", "", "0")])
     with Session.open(db) as s:
         assert s.labels() == labels
         assert [(c.action, c.new) for c in s.store.label_history(s.store.index_of(one))][-1] \
             == ("undo", None)
     assert _annotation_rows(db) == before
     assert _status_json(db, env) == status
+
+
+def test_a_sheets_own_undone_and_kind_columns_are_cells_like_any_other(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: the put-back sheet's ``undone`` and ``annotation_kind`` columns were read in
+    any file: a sheet of a pool with its own ``undone`` column (a date) had its labels
+    taken for labels taken back, left out without a word, and its own ``annotation_kind``
+    cells refused the import. Only a file whose header is the put-back sheet's, as a
+    whole, is read as that sheet; in any other those columns are the row's cells."""
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    cli_session(pool_files, db, env, 3)
+    with Session.open(db) as s:
+        first, second, third = (a.item_id for a in s.pending())
+    sheet = tmp_path / "mine.csv"
+    sheet.write_text("item_id,label,undone,annotation_kind\n"
+                     f"{first},1,2026-11-01,sentiment\n{second},0,,\n{third},1,no,x\n",
+                     encoding="utf-8")
+    got = subprocess.run(cli_command("import", str(db), str(sheet), "--label-base", "0"),
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert "imported 3 new label(s)" in got.stdout, got.stdout
+    with Session.open(db) as s:
+        assert s.labels() == {first: 1, second: 0, third: 1}
+        # the put-back sheet's header, whole: its undone row (label in undone_label) is
+        # a label taken back, not one given
+        back = tmp_path / "s.unsaved-20261207T000000Z.csv"
+        back.write_text(",".join(SHEET_COLUMNS) + "\n"
+                        f"{first},,api,2026-12-07T10:00:00+00:00,,,,,"
+                        f"2026-12-07T10:00:01+00:00,1\n", encoding="utf-8")
+        assert s.import_file(back, label_base=0).taken_back == 1
+        assert s.labels() == {second: 0, third: 1}

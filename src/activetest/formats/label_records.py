@@ -102,6 +102,10 @@ class LabelRecord:
             (that sheet's ``undone`` column); None: it stands. A record with it is no
             label to add: the import takes it back (see
             :mod:`activetest.session.put_back_rows`).
+        own_source: ``source`` is the label's own as the session kept it (the sheet a
+            session file put back leaves: its ``source`` cell, e.g. ``web (alice)``),
+            stored as it is, not tagged as an import's (the label comes back as the one
+            it was: the labelling page settles and undoes its own labels only).
     """
 
     item_id: str
@@ -118,6 +122,7 @@ class LabelRecord:
     ground_truth: bool = False
     kind: str | None = None
     undone: str | None = None
+    own_source: bool = False
 
 
 def shown_cells(row: Mapping[str, Any], skip: Sequence[str]) -> tuple[tuple[str, str], ...]:

@@ -41,7 +41,8 @@ from activetest.formats.label_records import (
 from activetest.formats.tables import read_jsonl, repeated
 
 __all__ = ["DRAW_COLUMN", "FORMATS", "KIND_COLUMN", "PREDICTED_COLUMN", "PROBABILITY_COLUMN",
-           "UNDONE_COLUMN", "defuse", "filled_labels", "format_for", "looks_like_sheet",
+           "PUT_BACK_COLUMNS", "PUT_BACK_HEADERS", "UNDONE_COLUMN", "UNDONE_LABEL_COLUMN",
+           "defuse", "filled_labels", "format_for", "looks_like_sheet",
            "read_labels", "sheet_records", "undefuse", "write_sheet"]
 
 #: Formats of :func:`export_items` / :func:`import_labels` (``labelstudio``: import only).
@@ -67,6 +68,21 @@ GROUND_TRUTH_COLUMN = "ground_truth"
 #: :attr:`LabelRecord.kind` and :attr:`LabelRecord.undone`.
 KIND_COLUMN = "annotation_kind"
 UNDONE_COLUMN = "undone"
+#: That sheet's column of the label an undone row took back (its ``label`` cell empty).
+UNDONE_LABEL_COLUMN = "undone_label"
+#: The header of that sheet, as it is written now. An undone row (a label or an answer
+#: taken back) leaves ``label`` empty and carries the label in ``undone_label``: an
+#: activetest from before the ``undone`` column skips it as a row not labelled yet (one
+#: with the label in ``label`` added it as a label).
+PUT_BACK_COLUMNS = ("item_id", "label", "source", "time", "answer_of", "annotator",
+                    "ground_truth", KIND_COLUMN, UNDONE_COLUMN, UNDONE_LABEL_COLUMN)
+#: The headers read as that sheet, each as a whole (every column, in order): the one
+#: written now, and the one before ``undone_label`` (an undone row's label in ``label``).
+#: Only a file with one of them is that sheet: its ``annotation_kind``, ``undone`` and
+#: ``undone_label`` cells are read as such, and each label's ``source`` cell is kept as
+#: the label's own. In any other file (a pool or a sheet with columns of its own of those
+#: names) they are cells like any other, compared with the item's fields as shown.
+PUT_BACK_HEADERS = (PUT_BACK_COLUMNS, PUT_BACK_COLUMNS[:-1])
 #: Name of the prediction columns in :func:`export_items` sheets.
 PREDICTED_COLUMN = "predicted"
 PROBABILITY_COLUMN = "predicted_prob"
@@ -418,9 +434,18 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
     """The labelled rows of a sheet (``(where, row)`` pairs) as records; rows whose label
     is empty or null are skipped (not labelled yet), and so are JSON records without the
     label key (Label Studio's JSON-MIN export of a partly labelled project), unless no
-    record has it (then the column is misnamed: refused)."""
+    record has it (then the column is misnamed: refused).
+
+    A sheet whose header is one of :data:`PUT_BACK_HEADERS` as a whole (the sheet a
+    session file put back leaves) has its ``annotation_kind`` and ``undone`` cells read
+    into :attr:`LabelRecord.kind` and :attr:`LabelRecord.undone` (an undone row's label
+    from ``undone_label`` where its ``label`` cell is empty), and each label's (a row
+    naming no annotator) ``source`` cell as its own (:attr:`LabelRecord.own_source`:
+    the label comes back as the one it was, the labelling page's its own). Any other
+    sheet's columns of those names are cells of the row like the others."""
     records: list[LabelRecord] = []
     checked = False
+    put_back: bool | None = None  # the sheet a session file put back leaves (its header)
     json_like = fmt in ("json", "jsonl")
     unlabelled: tuple[str, Mapping[str, Any]] | None = None  # a JSON record without a label
     has_label = False
@@ -432,6 +457,8 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
                               f"--{what}-column ({what}_column= in Python)")
 
     for where, row in rows:
+        if put_back is None:  # (QA: a pool's own 'undone' column took its labels back)
+            put_back = tuple(row) in PUT_BACK_HEADERS
         if not checked or json_like:  # JSON records may differ in keys
             if id_column not in row:
                 raise missing(where, row, id_column)
@@ -443,6 +470,10 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
             continue  # (QA: a partly labelled project was refused whole)
         has_label = True
         raw = row[label_column]
+        undone = iso_time(row.get(UNDONE_COLUMN), where, UNDONE_COLUMN) if put_back else None
+        if undone is not None and (raw is None or str(raw).strip() == ""):
+            raw = row.get(UNDONE_LABEL_COLUMN)  # taken back: its label (an old reader
+            # skips the row, its label cell empty)
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
             continue
         item_id = id_cell(row[id_column], where, id_column)
@@ -468,21 +499,23 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
         if LS_ANNOTATION_COLUMN in row:  # Label Studio's JSON-MIN/CSV/TSV export: its
             # user ids named as its JSON export names them (the same person, one name)
             annotator = labelstudio.export_row_annotator(row.get("annotator"))
-        records.append(LabelRecord(item_id=item_id, label=y, source=source, annotator=annotator,
+        own = ((optional_text(row.get("source"), where, "source") or "").strip() or None
+               if put_back and annotator is None else None)  # the label's own source
+        records.append(LabelRecord(item_id=item_id, label=y, source=own or source,
+                                   annotator=annotator,
                                    time=time, raw=raw if isinstance(raw, str) else str(raw),
                                    where=where, answer_of=answer_of_cell(row.get("answer_of"),
                                                                          where),
                                    check=optional_text(row.get(CHECK_COLUMN), where,
                                                        CHECK_COLUMN),
                                    shown=shown_cells(row, (id_column, label_column,
-                                                           "answer_of", GROUND_TRUTH_COLUMN,
-                                                           KIND_COLUMN, UNDONE_COLUMN)),
+                                                           "answer_of", GROUND_TRUTH_COLUMN)
+                                                     + (PUT_BACK_COLUMNS if put_back else ())),
                                    ground_truth=_truth_cell(row.get(GROUND_TRUTH_COLUMN),
                                                             where),
                                    kind=optional_text(row.get(KIND_COLUMN), where,
-                                                      KIND_COLUMN),
-                                   undone=iso_time(row.get(UNDONE_COLUMN), where,
-                                                   UNDONE_COLUMN)))
+                                                      KIND_COLUMN) if put_back else None,
+                                   undone=undone, own_source=own is not None))
     if unlabelled is not None and not has_label:  # no record has the column: misnamed
         raise missing(*unlabelled, label_column)
     return records

@@ -266,7 +266,10 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
             who = named if isinstance(named, str) else ""
             truth = getattr(rec, "ground_truth", False) is True
             tags = [t for t in (who, GROUND_TRUTH if truth else "") if t]
-            if tags:  # "import:export.json (user 1, ground truth)"
+            if tags and getattr(rec, "own_source", False) is not True:
+                # "import:export.json (user 1, ground truth)"; a label put back keeps
+                # the source it had (the sheet beside a file put back: QA, the page's
+                # label came back as an import's, which the page would not undo)
                 rec_source = f"{rec_source} ({', '.join(tags)})"
             time = getattr(rec, "time", None)
         prefix = f"{loc}: " if loc else ""

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from activetest.formats.sheets import PUT_BACK_COLUMNS
 from activetest.session.store_errors import SessionFileReplacedError
 from activetest.session.store_rows import Annotation, LabelChange
 
@@ -209,9 +210,9 @@ def _sheet_name(p: Path) -> Path:
 
 
 #: The columns of the sheet of what a command saved that the file no longer holds
-#: (:func:`put_back_error`), as ``activetest import`` reads them.
-SHEET_COLUMNS = ("item_id", "label", "source", "time", "answer_of", "annotator",
-                 "ground_truth", "annotation_kind", "undone")
+#: (:func:`put_back_error`), as ``activetest import`` reads them (a file with this
+#: header, as a whole, is read as that sheet: :data:`activetest.formats.sheets.PUT_BACK_HEADERS`).
+SHEET_COLUMNS = PUT_BACK_COLUMNS
 
 
 def _sheet_rows(unsaved: Sequence[LabelChange], answers: Sequence[Annotation]
@@ -225,10 +226,13 @@ def _sheet_rows(unsaved: Sequence[LabelChange], answers: Sequence[Annotation]
     ``import``, whatever the answers say.
 
     What was taken back is a row too, never left out (an undone label left out, or
-    written with an empty label, was back after ``import`` where the file put back
-    held it): a label the last change removed (an undo: ``new`` None) is written as
-    the label it removed, and an answer undone as the answer, each with ``undone``
-    the time of the undo; ``import`` takes them back where the file holds them."""
+    written with no label at all, was back after ``import`` where the file put back
+    held it): a label the last change removed (an undo: ``new`` None) is written with
+    the label it removed, and an answer undone with the answer, each with ``undone``
+    the time of the undo; ``import`` takes them back where the file holds them. That
+    label is in ``undone_label``, the ``label`` cell left empty: an activetest from
+    before the ``undone`` column, which reads no ``undone``, skips the row as one not
+    labelled yet (with the label in ``label`` it added it back as a label, QA)."""
     last: dict[tuple[str, str], LabelChange] = {}
     for c in unsaved:
         last.pop((c.item_id, c.role), None)  # (in the order of the last change)
@@ -240,14 +244,15 @@ def _sheet_rows(unsaved: Sequence[LabelChange], answers: Sequence[Annotation]
 
     def label_row(key: tuple[str, str], c: LabelChange) -> list[object]:
         if c.new is None:  # taken back: the label it removed, and when
-            return [c.item_id, "" if c.old is None else int(c.old), c.source, c.at,
-                    whose(c.role), "", "", "", "" if c.old is None else c.at]
+            return [c.item_id, "", c.source, c.at, whose(c.role), "", "", "",
+                    "" if c.old is None else c.at, "" if c.old is None else int(c.old)]
         return [c.item_id, int(c.new), c.source, c.at, whose(c.role), "",
-                "true" if key in voted else "", "", ""]
+                "true" if key in voted else "", "", "", ""]
 
     rows = [label_row(key, c) for key, c in last.items()]
-    rows += [[a.item_id, int(a.label), f"{a.kind} ({a.annotator})", a.at, whose(a.role),
-              a.annotator, "", a.kind, a.undone or ""] for a in answers]
+    rows += [[a.item_id, "" if a.undone else int(a.label), f"{a.kind} ({a.annotator})",
+              a.at, whose(a.role), a.annotator, "", a.kind, a.undone or "",
+              int(a.label) if a.undone else ""] for a in answers]
     return rows
 
 
@@ -264,7 +269,8 @@ def put_back_error(p: Path, why: str, unsaved: Sequence[LabelChange],
     for a label; ``ground_truth``: ``true`` on a label whose item has answers in the
     sheet; ``annotation_kind``: an answer's kind as the ``annotations`` table keeps it,
     empty for a label; ``undone``: when a label or an answer was taken back, empty where
-    it stands; :func:`_sheet_rows`), which ``activetest import S.db SHEET --label-base 0``
+    it stands; ``undone_label``: the label taken back, whose ``label`` cell is then
+    empty; :func:`_sheet_rows`), which ``activetest import S.db SHEET --label-base 0``
     reads back: the labels, each answer as it was kept (its kind and time), and each
     undo (:mod:`activetest.session.put_back_rows`)."""
     kept = "no label this command saved is missing from it"
