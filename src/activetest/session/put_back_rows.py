@@ -17,6 +17,12 @@ session back as it was. A record with ``undone`` set is never a label to add:
   ``overwrite``, naming the file's row, the item and both labels.
 
 Records without these (every other file, a sheet written before them) import as before.
+A file's ``annotation_kind`` and ``undone`` columns are read so only where its header is
+that sheet's as a whole (:data:`activetest.formats.sheets.PUT_BACK_HEADERS`); a pool's
+own columns of those names are cells like any other. An undone row's label is in its
+``undone_label`` cell (its ``label`` cell empty, so that an activetest from before the
+``undone`` column skips it); each label of the sheet keeps its own ``source``
+(:attr:`~activetest.formats.label_records.LabelRecord.own_source`).
 """
 
 from __future__ import annotations
