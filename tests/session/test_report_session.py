@@ -3,12 +3,15 @@ same intervals under the same names (QA of ``activetest report``)."""
 
 from __future__ import annotations
 
+import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from session_support import PoolFiles, labelled_table_session
+import pytest
+from session_support import PoolFiles, labelled_table_session, run_cli
 
-from activetest.session.report.render import _interval
+from activetest.session.report.render import DIFFERENCES_PNG, _interval
 from activetest.session.workflow import Session
 
 
@@ -350,7 +353,6 @@ def test_a_compared_session_draws_the_difference_over_labels_as_estimate_has_it(
     from session_support import run_cli_process
 
     from activetest.session.report.plots import differences_figure
-    from activetest.session.report.render import DIFFERENCES_PNG
 
     db = labelled_table_session(pool_files, tmp_path / "s.db", seed=0, n=40)
     other = f"table:{pool_files.target2}"
@@ -396,3 +398,59 @@ def test_a_compared_session_draws_the_difference_over_labels_as_estimate_has_it(
     run_cli_process("report", db, "--out", tmp_path / "rep", "--no-progress")
     assert not png.exists()
     assert DIFFERENCES_PNG not in (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+
+
+def test_backticks_and_brackets_in_names_survive_report_md(pool_files: PoolFiles,
+                                                           tmp_path: Path) -> None:
+    """QA: a name shown as code (a file name read as a URL: "www.ta``r]get`.csv") had its
+    backticks turned into "'"; a "]" in an image's alt text (a compared model's name)
+    ended the alt there and left the differences figure as text. Parsed by markdown-it,
+    the names survive whole: as the code spans' text, the alt text of each image."""
+    markdown_it = pytest.importorskip("markdown_it")
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    names = {"pool": "www.po`ol].csv", "target": "www.ta``r]get`.csv",
+             "other": "tar]get2.csv"}
+    for src, role in ((pool_files.pool, "pool"), (pool_files.target, "target"),
+                      (pool_files.target2, "other")):
+        shutil.copy(src, odd / names[role])
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", odd / names["pool"], "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{odd / names['target']}",
+            "--id-column", "id", "--metric", "error_rate", "--acquisition", "ce",
+            "--seed", 0, "--no-progress")
+    run_cli("select", db, "--n", 20)
+    with Session.open(db) as s:
+        s.label_from_data()
+    run_cli("report", db, "--out", tmp_path / "rep", "--no-progress", "--compare",
+            f"table:{odd / names['other']}")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+
+    class Page(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.code: list[str] = []
+            self.alt: dict[str, str] = {}
+            self.in_code = False
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.in_code = tag == "code"
+            if tag == "img":
+                a = dict(attrs)
+                self.alt[str(a["src"])] = str(a["alt"])
+            if tag == "code":
+                self.code.append("")
+
+        def handle_endtag(self, tag: str) -> None:
+            self.in_code = False if tag == "code" else self.in_code
+
+        def handle_data(self, data: str) -> None:
+            if self.in_code:
+                self.code[-1] += data
+
+    page = Page()
+    page.feed(markdown_it.MarkdownIt("gfm-like", {"linkify": False}).render(md))
+    assert names["pool"] in page.code and names["target"] in page.code, (page.code, md)
+    assert set(page.alt) == {"estimates.png", "acquisition.png", DIFFERENCES_PNG}, md
+    alt = page.alt[DIFFERENCES_PNG]
+    assert f"A = table:{names['target']}" in alt and f"B = table:{names['other']})" in alt

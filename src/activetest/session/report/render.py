@@ -436,28 +436,48 @@ def _runs(text: str, c: str, lone: bool) -> str:
     return _RUNS[c].sub(one, text)
 
 
-def _inert(text: str, *, tildes: bool, definition: bool, lone: str) -> str:
+def _inert(text: str, *, tildes: bool, definition: bool, lone: str, brackets: bool) -> str:
     out = text.translate(_MD_SPECIAL)
     for c in "*_":
         out = _runs(out, c, c in lone)
     out = _REFERENCE.sub("\\\\&", out)
     if tildes:
         out = out.replace("~", "\\~")
+    if brackets:  # every "[" and "]": an image's alt text (see _md)
+        return out.replace("[", "\\[").replace("]", "\\]")
     if definition:
         out = _DEFINITION.sub("\\\\]", out)
     return _LINK.sub(lambda m: "\\" + m.group(0), out)
 
 
-def _md(text: str) -> str:
+_BACKTICKS = re.compile("`+")
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span that shows it whole, backticks too: delimited by
+    one backtick more than its longest run of them (CommonMark: a span ends at a run of
+    its delimiter's length only), and padded by a space on each side where it starts or
+    ends with a backtick (the parser strips one such space from each side). QA: a URL's
+    backticks became "'" (a file "www.ta``rget.csv" read "www.ta''rget.csv")."""
+    fence = "`" * (max((len(r) for r in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _md(text: str, *, alt: bool = False) -> str:
     """Text as inert Markdown: one line, active characters escaped where they can act
-    (and only there, so the raw file reads as the rendered one), no link, URLs as code."""
+    (and only there, so the raw file reads as the rendered one), no link, URLs as code
+    (:func:`_code`). ``alt``: the text is an image's alt text, inside ``![...]``: every
+    ``[`` and ``]`` outside a code span is escaped, as one unmatched ``]`` (a task's or
+    a model's name) would end the alt text there and leave the image syntax as text (QA);
+    a code span binds before the brackets, so its own stay as they are."""
     flat = " ".join(clean(text).split())
     how = {"tildes": flat.count("~") > 1, "definition": flat.startswith("["),
-           "lone": "".join(c for c in "*_" if _lone(flat, c))}
+           "lone": "".join(c for c in "*_" if _lone(flat, c)), "brackets": alt}
     out, pos = [], 0
     for m in _URL.finditer(flat):
         out.append(_inert(flat[pos:m.start()], **how))
-        out.append("`" + m.group(0).replace("`", "'") + "`")
+        out.append(_code(m.group(0)))
         pos = m.end()
     out.append(_inert(flat[pos:], **how))
     return "".join(out)
@@ -502,7 +522,7 @@ def _markdown(blocks: list[_Block]) -> str:
             lines.append("")
         elif kind == "img":
             src, alt = args
-            lines += [f"![{_md(alt)}]({src})", ""]
+            lines += [f"![{_md(alt, alt=True)}]({src})", ""]
     return "\n".join(lines)
 
 
