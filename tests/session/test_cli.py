@@ -504,6 +504,38 @@ def test_help_shows_every_option_name_whole_at_80_columns() -> None:
             "target), store all.") in top, top
 
 
+def test_a_repeatable_option_shows_one_value_per_use_and_a_missing_log_is_named(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: `init --help` showed `--from-inspect <list[Path]>` (and `--compare
+    <list[str]>`, ...), as if one use took a list: `--from-inspect a.eval b.eval` is
+    refused ("unexpected extra argument"); the option takes one path and is repeated.
+    Every repeatable option now shows what one use takes. Two logs given, the first
+    missing: exit 2 with one message naming it, no session file made. (Two real logs
+    read: tests/test_inspect_stopping.py, the session of several evals.)"""
+    import re
+
+    shown = {name: " ".join(runner.invoke(app, [name, "--help"]).output.split())
+             for name in ("init", "estimate", "report", "serve")}
+    for name, out in shown.items():
+        assert "<list[" not in out, (name, out)
+    for name, option in (("init", "--from-inspect <path>"), ("init", "--compare <spec>"),
+                         ("init", "--history <path>"), ("init", "--history-exclude <name>"),
+                         ("estimate", "--compare <spec>"), ("report", "--compare <spec>"),
+                         ("serve", "--adjudicator <name>")):
+        assert option in shown[name], (name, option, shown[name])
+    db = tmp_path / "s.db"
+    result = runner.invoke(app, [str(a) for a in (
+        "init", db, "--pool", pool_files.pool, "--task", "demo", "--surrogate",
+        f"table:{pool_files.surrogate}", "--target", f"table:{pool_files.target}",
+        "--id-column", "id", "--seed", "5", "--no-progress",
+        "--from-inspect", tmp_path / "gone.eval", "--from-inspect", tmp_path / "other.eval")])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in out, out
+    assert re.fullmatch(rf"error: {re.escape(str(tmp_path / 'gone.eval'))}: no such file or "
+                        rf"folder \(given as the inspect_ai log to read\)", out), out
+    assert not db.exists()
+
+
 def test_the_hints_never_suggest_drawing_more_than_the_pool_holds(tmp_path: Path) -> None:
     """QA: init said `select --n 10` of a 6-item pool (refused: only 6 remain), and
     label, every item of the pool labelled, said to draw 10 more."""

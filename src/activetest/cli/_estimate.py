@@ -345,8 +345,8 @@ def _print_estimate(r: Any, target: str, classes: Any = None) -> None:
 def estimate(
     session: SessionArg,
     compare: Annotated[list[str] | None, typer.Option(
-        "--compare", help="Another target model spec to compare on the same labels "
-                          "(repeatable).", show_default=False)] = None,
+        "--compare", metavar="<spec>", help="Another target model spec to compare on the "
+        "same labels (repeatable).", show_default=False)] = None,
     ids_are_positions: Annotated[bool, typer.Option(
         "--ids-are-positions", help="Confirm a --compare table:'s join by ids that look "
         "like positions (its ids and the pool's both row numbers, 0..N-1 or 1..N): "

@@ -133,7 +133,7 @@ def init(
         help="Graded tasks with a judge:<model> surrogate: judged answers (columns "
              "question, answer, judgment).", show_default=False)] = None,
     compare: Annotated[list[str] | None, typer.Option(
-        "--compare", help="Another target to compare with the target on the same "
+        "--compare", metavar="<spec>", help="Another target to compare with the target on the same "
                           "labels (repeatable). Classification: scored on the pool now, "
                           "compared at every estimate; with --acquisition compare the "
                           "labels go where the two may differ. Graded tasks: its answers "
@@ -174,7 +174,7 @@ def init(
                                             "renamed NAME.replaced-TIME.db); any other "
                                             "file is refused.")] = False,
     from_inspect: Annotated[list[Path] | None, typer.Option(
-        "--from-inspect", help="An inspect_ai log of an eval run with "
+        "--from-inspect", metavar="<path>", help="An inspect_ai log of an eval run with "
         "activetest.inspect.ActiveStopping on a session made with these same options, or "
         "a folder of such logs; repeatable (a session that ran several evals: give every "
         "eval's log, or the folder). The newest log's draws are replayed (and checked) "
@@ -196,7 +196,8 @@ def init(
     # as typed (str, not Path: a Path drops a trailing separator, and `runs/*/` was
     # said as `runs/*`)
     history: Annotated[list[str] | None, typer.Option(
-        "--history", help="Other models' results on the same items (graded tasks: with "
+        "--history", metavar="<path>",
+        help="Other models' results on the same items (graded tasks: with "
         "--surrogate history; classification: with --metric error_rate; --target lm-eval: "
         "folders of their lm-eval runs, docs/harness.md): a response matrix, "
         "rows = models, columns = item ids, cells 0/1 or scores in [0, 1] (CSV, TSV, "
@@ -204,8 +205,8 @@ def init(
         "Eval Ever instance files (one model per file); repeatable. Joined by item id; see "
         "docs/history.md.", show_default=False)] = None,
     history_exclude: Annotated[list[str] | None, typer.Option(
-        "--history-exclude", help="A --history row (model name) never to use: the target "
-        "itself; repeatable.", show_default=False)] = None,
+        "--history-exclude", metavar="<name>", help="A --history row (model name) never "
+        "to use: the target itself; repeatable.", show_default=False)] = None,
     ids_are_positions: Annotated[bool, typer.Option(
         "--ids-are-positions", "--history-ids-are-positions", help="Confirm a join by ids "
         "that look like positions: of a table: of predictions or a --history response "

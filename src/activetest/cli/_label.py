@@ -155,7 +155,7 @@ def serve(
                                              "until adjudicated), latest or majority.")
                        ] = Resolve.skip,
     adjudicator: Annotated[list[str] | None, typer.Option(
-        help="A name that may settle disagreements on the page (repeatable).",
+        metavar="<name>", help="A name that may settle disagreements on the page (repeatable).",
         show_default=False)] = None,
     show_guess: Annotated[bool, typer.Option("--show-guess", help="Show the surrogate's guess "
                                              "(hidden by default: it can sway people).")] = False,

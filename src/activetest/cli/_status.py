@@ -39,7 +39,7 @@ def report(
                                       "and the PNG figures.", show_default=False,
                                       parser=out_path, metavar="<path>")],
     compare: Annotated[list[str] | None, typer.Option(
-        "--compare", help="Another target model spec to compare (repeatable).",
+        "--compare", metavar="<spec>", help="Another target model spec to compare (repeatable).",
         show_default=False)] = None,
     target_width: Annotated[float | None, typer.Option(
         "--target-width", help="Project the labels needed for this interval width.",
