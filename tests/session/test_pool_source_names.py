@@ -126,7 +126,8 @@ def test_status_names_the_pool_it_counts_as_the_report_does(tmp_path: Path) -> N
     assert line in out and "home/me" not in out, out
     got = json.loads(run_cli("status", db, "--json"))
     assert got["n_items"] == 40 and got["pool_file"] == {
-        "source": "pool.csv", "sha256": _sha(pool), "unzipped": False}, got
+        "source": "pool.csv", "sha256": _sha(pool), "unzipped": False, "shards": 0,
+        "hub": False}, got
     with Session.open(db) as s:
         assert line in str(s.status())
 
@@ -160,7 +161,8 @@ def test_a_gz_pools_digest_is_said_to_be_of_what_the_session_stored(tmp_path: Pa
     run_cli("label", db, "--from-data")
     assert f"pool {said}: 6 selected" in run_cli("status", db)
     assert json.loads(run_cli("status", db, "--json"))["pool_file"] == {
-        "source": "pool.csv.gz", "sha256": text_sha, "unzipped": True}
+        "source": "pool.csv.gz", "sha256": text_sha, "unzipped": True, "shards": 0,
+        "hub": False}
     run_cli("report", db, "-o", tmp_path / "rep", "--no-progress")
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
@@ -181,3 +183,53 @@ def test_a_gz_pools_digest_is_said_to_be_of_what_the_session_stored(tmp_path: Pa
     run_cli("report", db, "-o", tmp_path / "grep", "--no-progress")
     md = (tmp_path / "grep" / "report.md").read_text(encoding="utf-8")
     assert f"- Pool: {said}\n" in md and "unzipped" not in md, md[:600]
+
+
+def test_a_hub_pools_digest_says_what_was_hashed(tmp_path: Path) -> None:
+    """QA: a pool read from a hub snapshot folder (``load_hub_pool``) was said as "of imdb
+    (sha256 ...)", as if of a file named so, where the digest is of the bytes of the
+    split's shard files in name order (no one file's, with two), and the folder is not
+    on the machine the report is read on; a pool the ``datasets`` library read from the
+    hub was said as "of train", its split, as if a file of that name had been read. The
+    report and ``status`` now say what was hashed, or that nothing was."""
+    from activetest.data import Pool, load_hub_pool
+
+    folder = tmp_path / "home" / "me" / "data"
+    folder.mkdir(parents=True)
+    pool, sur, tgt = write_pool_tables(folder, 40, "jsonl")
+    snap = tmp_path / "snap" / "imdb"
+    (snap / "data").mkdir(parents=True)
+    lines = pool.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards = [snap / "data" / f"train-0000{k}-of-00002.jsonl" for k in (0, 1)]
+    shards[0].write_text("".join(lines[:25]), encoding="utf-8")
+    shards[1].write_text("".join(lines[25:]), encoding="utf-8")
+    digest = hashlib.sha256(shards[0].read_bytes() + shards[1].read_bytes()).hexdigest()
+    read = load_hub_pool(snap, "train", task="sst2", id_column="id")
+    hub_name = "hf://stanfordnlp/sst2/default/train"
+    said = {"snap.db": "40 items of imdb (a hub snapshot folder, not a file: sha256 of the "
+                       f"bytes of its 2 shard files in name order {digest[:12]}…)",
+            "hub.db": f"40 items of {hub_name} (read from the hub by the datasets library: "
+                      f"no file was read on this machine, so no digest)"}
+    # what load_hub_pool returns for a name the datasets library read (that needs the hub)
+    by_name = Pool(tuple(read), source=hub_name, format="hub")
+    for name, given in (("snap.db", read), ("hub.db", by_name)):
+        with Session.create(tmp_path / name, pool=given, task="sst2",
+                            surrogate=f"table:{sur}", target=f"table:{tgt}", seed=3,
+                            progress=False) as s:
+            s.select(6)
+            s.label_from_data()
+    shutil.rmtree(tmp_path / "snap")  # the report is read elsewhere
+    assert _stored(tmp_path / "snap.db")["pool"]["shards"] == 2
+    assert _stored(tmp_path / "hub.db")["pool"]["source"] == hub_name
+    for name, line in said.items():
+        db = tmp_path / name
+        assert f"pool {line}: 6 selected" in " ".join(run_cli("status", db).split())
+        run_cli("report", db, "-o", tmp_path / f"rep-{name}", "--no-progress")
+        md = (tmp_path / f"rep-{name}" / "report.md").read_text(encoding="utf-8")
+        page = (tmp_path / f"rep-{name}" / "report.html").read_text(encoding="utf-8")
+        # (the hub name a code span in report.md, as any URL; breakable in the page)
+        assert f"- Pool: {line.replace(hub_name, f'`{hub_name}`')}\n" in md, md[:700]
+        assert f"<li>Pool: {line}</li>" in page.replace("<wbr>", ""), page
+    got = json.loads(run_cli("status", tmp_path / "snap.db", "--json"))["pool_file"]
+    assert got == {"source": "imdb", "sha256": digest, "unzipped": False, "shards": 2,
+                   "hub": False}, got

@@ -104,6 +104,9 @@ class Pool(Sequence[Item]):
             numbers (or lm-eval's ``doc_id``), i.e. positions, which join nothing
             until content confirms it.
         columns: the file's columns (its first record's keys), for messages.
+        shards: how many shard files of a hub snapshot folder were read
+            (:func:`load_hub_pool`; ``sha256`` is of their bytes in name order, no one
+            file's where there are several); 0: not a snapshot.
     """
 
     items: tuple[Item, ...]
@@ -112,6 +115,7 @@ class Pool(Sequence[Item]):
     sha256: str = ""
     id_column: str | None = None
     columns: tuple[str, ...] = ()
+    shards: int = 0
     _index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -555,7 +559,7 @@ def load_hub_pool(name: str | Path, split: str = "train", *, config: str | None 
                            for where, rec in parse_bytes(data, str(f), fmt, None))
         items = records_to_items(records, str(root), **kwargs)
         return Pool(tuple(items), source=str(root), format="+".join(sorted(formats)),
-                    sha256=digest.hexdigest())
+                    sha256=digest.hexdigest(), shards=len(files))
     try:
         import datasets  # type: ignore[import-not-found]
     except ImportError:

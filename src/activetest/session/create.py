@@ -89,8 +89,11 @@ def load_items(src: Sequence[Item] | str | os.PathLike[str], task: Task, what: s
         if not isinstance(it, Item):
             raise TypeError(f"{what} must be a file path or a sequence of Item, got "
                             f"{type(it).__name__}")
+    # a hub snapshot's shard count: its digest is of their bytes, said so (shown_source)
+    shards = getattr(src, "shards", 0)
     return items, {"source": getattr(src, "source", "") or "<items>",
-                   "format": getattr(src, "format", ""), "sha256": getattr(src, "sha256", "")}
+                   "format": getattr(src, "format", ""), "sha256": getattr(src, "sha256", ""),
+                   **({"shards": shards} if isinstance(shards, int) and shards > 0 else {})}
 
 
 def _load_examples(src: Sequence[Item] | str | os.PathLike[str], task: Task,

@@ -717,9 +717,10 @@ class SessionStatus:
             (:func:`activetest.session.source_names.shown_source`: never a local path; a
             session made before by its stored path's last component), said beside N
             (:attr:`pool_text`; QA: "pool N items" named no file); None: items given in
-            Python. ``to_dict`` gives ``{"source", "sha256", "unzipped"}`` (``unzipped``:
-            the digest is of a ``.gz`` file's unzipped text, a classification session's)
-            or null.
+            Python. ``to_dict`` gives ``{"source", "sha256", "unzipped", "shards",
+            "hub"}`` (``unzipped``: the digest is of a ``.gz`` file's unzipped text, a
+            classification session's; ``shards``: of a hub snapshot folder's shard files;
+            ``hub``: read from the hub by name, no digest) or null.
         absent_paths: the specs of :attr:`target`, :attr:`surrogate` and the compared
             targets whose recorded local path names nothing on this machine (a session
             made before specs were stored by name, opened on another machine:

@@ -31,6 +31,9 @@ SHORT_DIGEST = 12
 
 #: ``source`` values that name no file (items given in Python).
 _NO_FILE = ("", "<items>")
+#: How a pool read from the hub by name starts its ``source``
+#: (:func:`activetest.data.pool.load_hub_pool`): a name, not a local path.
+_HUB = "hf://"
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,18 @@ class SourceName:
             classification session's ``.gz`` pool (the pool reader digests the text it
             reads, :func:`activetest.data.pool.load_pool`), where ``sha256sum pool.csv.gz``
             gives another digest and ``gzip -dc pool.csv.gz | sha256sum`` this one.
+        shards: ``source`` is a hub snapshot folder, not a file, and ``sha256`` is of
+            the bytes of this many shard files of its split, in name order
+            (:func:`activetest.data.pool.load_hub_pool`); 0: not a snapshot.
+        hub: ``source`` is a hub name (``hf://NAME/CONFIG/SPLIT``) the ``datasets``
+            library read: no file was read here, and no digest is stored.
     """
 
     source: str
     sha256: str = ""
     unzipped: bool = False
+    shards: int = 0
+    hub: bool = False
 
 
 #: (real path, size, mtime) -> SHA-256: a file is read once per process while unchanged
@@ -123,6 +133,8 @@ def published_source(info: Mapping[str, Any]) -> dict[str, Any]:
     src = out.get("source")
     if not isinstance(src, (str, os.PathLike)) or os.fspath(src) in _NO_FILE:
         return out
+    if os.fspath(src).startswith(_HUB):  # a hub name, kept whole (its last part, the
+        return out  # split, named no dataset)
     given = out.get("sha256")
     named = source_name(src, given if isinstance(given, str) else "")
     out["source"] = named.source
@@ -155,8 +167,11 @@ def shown_source(info: Any, kind: str) -> SourceName | None:
     if any(os.path.isabs(p) for p in parts):  # a session made before: its path
         src = ", ".join(distinguishing_names(parts))
     digest = info.get("sha256") if isinstance(info.get("sha256"), str) else ""
+    shards = info.get("shards")
     return SourceName(src, digest, bool(digest) and kind == "classification"
-                      and src.lower().endswith(".gz"))
+                      and src.lower().endswith(".gz"),
+                      shards if isinstance(shards, int) and shards > 0 else 0,
+                      src.startswith(_HUB))
 
 
 def of_file(f: SourceName | None) -> str:
@@ -165,9 +180,21 @@ def of_file(f: SourceName | None) -> str:
     first :data:`SHORT_DIGEST` hex digits of the SHA-256 the session stores (QA: "Pool: N
     items" named no file: which pool the number is of), said to be of the unzipped text
     where it is (:attr:`SourceName.unzipped`: ``" of pool.csv.gz (sha256 of the unzipped
-    text 2077bd67c0a6…)"``); "" where no file is known."""
+    text 2077bd67c0a6…)"``); a hub snapshot folder's as of its shard files
+    (:attr:`SourceName.shards`: ``" of imdb (a hub snapshot folder, not a file: sha256 of
+    the bytes of its 2 shard files in name order 2077bd67c0a6…)"``), a pool the
+    ``datasets`` library read from the hub by its name, with no digest, as read on no
+    file (:attr:`SourceName.hub`); "" where no file is known."""
     if f is None or not f.source:
         return ""
+    if f.hub:  # QA: "of train" (the split), as if a file of that name had been read
+        return (f" of {f.source} (read from the hub by the datasets library: no file was "
+                f"read on this machine, so no digest)")
+    if f.shards and f.sha256:  # QA: a folder's digest, said as if of a file of its name
+        files = "its shard file's bytes" if f.shards == 1 else \
+            f"the bytes of its {f.shards} shard files in name order"
+        return (f" of {f.source} (a hub snapshot folder, not a file: sha256 of {files} "
+                f"{f.sha256[:SHORT_DIGEST]}…)")
     of = "of the unzipped text " if f.unzipped else ""
     digest = f" (sha256 {of}{f.sha256[:SHORT_DIGEST]}…)" if f.sha256 else ""
     return f" of {f.source}{digest}"
