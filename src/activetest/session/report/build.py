@@ -618,6 +618,13 @@ def report_data(inputs: ReportInputs, *, truth: Mapping[str, float] | None = Non
                          "unbiasedness; the shift column is a sensitivity check only.")
     from activetest.session.history_neighbours import surrogate_label
     from activetest.session.session_status import absent_paths
+    # The title names what was evaluated, the target as stored (as every command names
+    # it), without the note that its recorded path is absent here (absent_note, which the
+    # header's "Target:" line and `status` carry): the report's numbers come from the
+    # predictions stored in the session, not from that file, so the note says nothing
+    # about them; a title that changed with the machine the report is written on would
+    # name two reports of one session differently (a browser tab, a file list); and the
+    # note stands two lines below it, in both documents.
     return rp.ReportData(
         title=title or f"Active testing: {target} on {inputs.task_name}",
         task=inputs.task_name, target=target,
