@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import zlib
 
+from activetest.errors import UserFacingError
 from activetest.formats.tables import PoolFormatError
 
 __all__ = ["BLOCK", "CONTENT_RANK", "PARQUET_READ", "READ_ERRORS", "LateRefusalError",
@@ -47,12 +48,14 @@ class StreamRefusedPoolError(StreamRefusedError, PoolFormatError):
     :class:`~activetest.formats.tables.PoolFormatError`, with its message."""
 
 
-class StreamMismatchError(RuntimeError):
-    """The stream and the general path's rules read a table's rows differently (a bug
-    here, never bad input), found where a refused row is read again to name its line
-    (:func:`activetest.session.stream_tables.read_again`): said with both sides, never
-    turned into a refusal that names a wrong line."""
-
+class StreamMismatchError(UserFacingError, RuntimeError):
+    """The stream and the general path's rules read a table's rows differently, found
+    where a refused row is read again to name its line
+    (:func:`activetest.session.stream_tables.read_again`): the table file changed while
+    ``init`` read it (its size, time or inode are not those it had when the stream began
+    reading it), or a bug here. Said with both sides, never turned into a refusal that
+    names a wrong line; a :class:`~activetest.errors.UserFacingError`, so the CLI says it
+    in one message and exits 2 (it was a traceback, 2026-12-07)."""
 
 
 #: The rank of a content check written for other content among a table's late refusals:

@@ -116,6 +116,8 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
     s = t.scorer
     want = [s.id_column, *t.columns]
     checked = False
+    if t not in _READ_AS:  # (as the stream began reading it: read_again's rows checked)
+        _READ_AS[t] = _file_state(s.path)
     if s.format == "parquet":
         import pyarrow.parquet as pq
 
@@ -588,7 +590,7 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
                 first_where = where
             if expect is not None and upto is not None:  # the row streamed here? (before
                 # its values: a row's refusal from them would name another row's line)
-                _same_row(s.path, expect, r, item_id, where, mark, upto)
+                _same_row(t, expect, r, item_id, where, mark, upto)
             if r == upto and repeated is not None:
                 if item_id != repeated or first_where is None:
                     break  # not the rows streamed
@@ -623,27 +625,52 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     raise NotStreamable("read again")
 
 
-def _same_row(path: Path, expect: tuple[int, Sequence[str]], r: int, item_id: str,
+def _same_row(t: Table, expect: tuple[int, Sequence[str]], r: int, item_id: str,
               where: str, mark: Any, upto: int) -> None:
-    """Check the row ``r`` (from 0) read again by :func:`read_again` (from ``mark``: a
-    block's start, :class:`~activetest.models.table_read.RowMark`, or None: the first
-    row), its id ``item_id`` at ``where``, against the stream's ids of the rows
-    ``expect`` (``(k, ids)``: of the rows ``k``, ``k + 1``, ...; a row outside them
+    """Check the row ``r`` (from 0) of the table ``t`` read again by :func:`read_again`
+    (from ``mark``: a block's start, :class:`~activetest.models.table_read.RowMark`, or
+    None: the first row), its id ``item_id`` at ``where``, against the stream's ids of the
+    rows ``expect`` (``(k, ids)``: of the rows ``k``, ``k + 1``, ...; a row outside them
     passes).
 
     Raises:
-        StreamMismatchError: the stream read another id there, naming both (no line is
-            named for row ``upto``: it would be another row's).
+        StreamMismatchError: the stream read another id there, naming the file, the row
+            and both ids (no line is named for row ``upto``: it would be another row's):
+            the file changed while ``init`` read it where its state
+            (:func:`_file_state`) is not the one it had when the stream began reading
+            it, else an internal error.
     """
     k, ids = expect
     if not 0 <= r - k < len(ids) or item_id == ids[r - k]:
         return
+    path = t.scorer.path
+    if t in _READ_AS and _READ_AS[t] != _file_state(path):
+        raise StreamMismatchError(
+            f"{path} changed while init read it: row {r + 1} of the table (from 1) had id "
+            f"{ids[r - k]!r} when it was read, but has {item_id!r} ({where}) now; no "
+            f"session was written: run init again once the file is written")
     start = ("its first row" if mark is None else
              f"row {mark.row + 1} (a block's start: byte {mark.offset}, line {mark.lines + 1})")
     raise StreamMismatchError(
         f"internal error: {path}: row {r + 1} of the table (from 1) has id {ids[r - k]!r} "
         f"as streamed, but {item_id!r} ({where}) read again from {start}: no line is named "
         f"for row {upto + 1} (the two readers disagree; please report this)")
+
+
+def _file_state(p: Path) -> tuple[int, int, int] | None:
+    """``(size, mtime_ns, inode)`` of the file ``p``; None where it cannot be read."""
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+#: Each table's file state (:func:`_file_state`) when the stream began reading it: a row
+#: read again with another id than streamed is said as the file changed where the state
+#: is another now (:func:`_same_row`).
+_READ_AS: weakref.WeakKeyDictionary[Table, tuple[int, int, int] | None] = (
+    weakref.WeakKeyDictionary())
 
 
 def refuse_file_problems(t: Table) -> None:
