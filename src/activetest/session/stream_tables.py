@@ -234,13 +234,19 @@ def _json_block(recs: Sequence[Mapping[str, Any]], want: list[str]) -> Any:
     string as written, an integer in decimal; so a table whose ids are numbers in some
     rows and strings in others streams, since 2026-12-07: it took the general path), any
     other id (a float, ``true``, null, missing) null, which refuses its row (read again
-    with the general path's rules, which name it); the values as pyarrow converts them."""
+    with the general path's rules, which name it); the values as pyarrow converts them,
+    but a JSON ``true`` or ``false`` null (refused, its row read again and named by the
+    general path's rule: ``expected a number, got True``), since 2026-12-07: pyarrow
+    converts ``[0.25, true]`` to ``[0.25, 1.0]``, so a boolean after a number in a
+    table's column was taken as 1.0 or 0.0 (as a logit or log-prob), where the table
+    reader refuses it."""
     import pyarrow as pa
 
     ids = pa.array([v if isinstance(v, str) else str(v)
                     if isinstance(v, int) and not isinstance(v, bool) else None
                     for v in (r.get(want[0]) for r in recs)], type=pa.string())
-    return pa.table({want[0]: ids, **{c: pa.array([r.get(c) for r in recs])
+    return pa.table({want[0]: ids, **{c: pa.array([None if isinstance(v, bool) else v
+                                                   for v in (r.get(c) for r in recs)])
                                       for c in want[1:]}})
 
 
