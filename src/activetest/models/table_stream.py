@@ -228,7 +228,24 @@ def _scan_whole_file(path: Path, fmt: str, columns: Sequence[str], id_column: st
     """Refuse the CSV, TSV, JSONL or JSON table ``path`` (gzipped or not) for a problem
     :func:`read_table` names before any row: bytes that are not UTF-8, a NUL, a malformed
     row or line anywhere (a JSON array's text, a record that is no object), a column no
-    row has (reading every line, one at a time)."""
+    row has (reading every line, one at a time).
+
+    One pass over a good file, since 2026-12-07 (it was two: every byte decoded first,
+    then the text read again): the text is read to its end, which decodes every byte as
+    strictly as the first pass did. Where the text pass raises, the bytes are checked
+    then (:func:`_refuse_bytes`), so a problem of the bytes anywhere is still named
+    before a row's, as :func:`read_table`, which decodes the whole file first, names it."""
+    try:
+        _scan_text(path, fmt, columns, id_column)
+    except Exception:
+        _refuse_bytes(path, fmt, columns, id_column)
+        raise
+
+
+def _refuse_bytes(path: Path, fmt: str, columns: Sequence[str], id_column: str) -> None:
+    """Refuse the table ``path`` as :func:`read_table` does for a byte that is not UTF-8
+    or a broken gzip stream (every byte decoded, a block at a time); return where it has
+    none."""
     import codecs
 
     try:
@@ -242,21 +259,29 @@ def _scan_whole_file(path: Path, fmt: str, columns: Sequence[str], id_column: st
         if isinstance(exc, UnicodeError) and not _gzipped(path):
             decode_utf8(path.read_bytes(), path)
         _read_whole(path, fmt, columns, id_column, exc)
+
+
+def _scan_text(path: Path, fmt: str, columns: Sequence[str], id_column: str) -> None:
+    """The text checks of :func:`_scan_whole_file`, the text read to its end (every
+    byte decoded)."""
     with open_text(path, newline="" if fmt in ("csv", "tsv") else "\n") as f:
         if fmt in ("csv", "tsv"):
             check_header_rows(_no_nul(f, path), str(path), "," if fmt == "csv" else "\t")
-            return
-        keys: dict[str, None] = {}
-        n = 0
-        try:
-            for _, rec in (iter_json_lines(file_lines(f), str(path)) if fmt == "jsonl"
-                           else iter_json_array(f)):
-                keys.update(dict.fromkeys(rec))
-                n += 1
-        except NotAStreamedArray as exc:
-            _read_whole(path, fmt, columns, id_column, exc)
-        if n:
-            check_columns(path, fmt, list(keys), [id_column, *columns])
+        else:
+            keys: dict[str, None] = {}
+            n = 0
+            try:
+                for _, rec in (iter_json_lines(file_lines(f), str(path)) if fmt == "jsonl"
+                               else iter_json_array(f)):
+                    keys.update(dict.fromkeys(rec))
+                    n += 1
+            except NotAStreamedArray as exc:
+                _refuse_bytes(path, fmt, columns, id_column)
+                _read_whole(path, fmt, columns, id_column, exc)
+            if n:
+                check_columns(path, fmt, list(keys), [id_column, *columns])
+        while f.read(16 << 20):  # (the rest, if a check stopped early: decoded)
+            pass
 
 
 def refuse_file_problems(path: Path, fmt: str, columns: Sequence[str],
