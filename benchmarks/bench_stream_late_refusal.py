@@ -10,9 +10,11 @@ Writes once into ``--out`` a CSV pool of ``--n`` items (``it{i},text {i},negativ
 two CSV tables of log-probs (``numpy.random.default_rng(1)`` normal logits,
 log-softmaxed), in the pool's order, for each case: the surrogate's row 5 that does not
 normalise (its first value written ``0.5``), the same with a ``nan`` 100 rows before the
-table's end too, and good tables. Then runs ``activetest init`` (``--task sst2``) as its
-own process for each case, ``--repeat`` times, with this checkout's code and, with
-``--baseline``, another checkout's ``src`` on the same files, and prints the smallest
+table's end too, and good tables (``--format json``: the tables a JSON array of row
+objects each, in ``--out``'s ``json-case*`` folders). Then runs ``activetest init``
+(``--task sst2``) as its own process for each case, ``--repeat`` times, with this
+checkout's code and, with ``--baseline``, another checkout's ``src`` on the same files,
+and prints the smallest
 CPU seconds (user + system of the child: the machine may be shared) and peak memory
 (``ru_maxrss``, KiB) of each, and how this checkout's refusal began.
 """
@@ -42,13 +44,19 @@ print(json.dumps({"rc": r.returncode, "err": r.stderr[-400:], "kb": u.ru_maxrss,
 """
 
 
-def write_files(out: Path, n: int) -> None:
-    """The pool and each case's tables (skipped where they exist)."""
+def _case(out: Path, k: int, fmt: str) -> Path:
+    """The folder of case ``k``'s files in ``fmt``."""
+    return out / (f"case{k}" if fmt == "csv" else f"{fmt}-case{k}")
+
+
+def write_files(out: Path, n: int, fmt: str = "csv") -> None:
+    """The pool and each case's tables in ``fmt`` (``csv`` or ``json``; skipped where they
+    exist)."""
     import numpy as np
 
     for k, spoil in enumerate(CASES.values()):
-        d = out / f"case{k}"
-        if (d / "target.csv").exists():
+        d = _case(out, k, fmt)
+        if (d / f"target.{fmt}").exists():
             continue
         d.mkdir(parents=True, exist_ok=True)
         with open(d / "pool.csv", "w") as f:
@@ -59,21 +67,29 @@ def write_files(out: Path, n: int) -> None:
             z = rng.normal(size=(n, 2))
             lp = z - np.logaddexp(z[:, :1], z[:, 1:])
             cells = {r % n: v for r, v in spoil} if name == "surrogate" else {}
+            if fmt == "json":  # (NaN: JSON's extension, as json.dumps writes it)
+                with open(d / f"{name}.json", "w") as f:
+                    neg = [cells.get(i, repr(float(lp[i, 0]))).replace("nan", "NaN")
+                           for i in range(n)]
+                    f.write("[" + ",\n".join(
+                        f'{{"id": "it{i}", "negative": {neg[i]}, '
+                        f'"positive": {float(lp[i, 1])!r}}}' for i in range(n)) + "]\n")
+                continue
             with open(d / f"{name}.csv", "w") as f:
                 f.write("id,negative,positive\n")
                 f.writelines(f"it{i},{cells.get(i, repr(float(lp[i, 0])))},"
                              f"{float(lp[i, 1])!r}\n" for i in range(n))
 
 
-def run_init(d: Path, src: Path) -> dict[str, object]:
+def run_init(d: Path, src: Path, fmt: str = "csv") -> dict[str, object]:
     """One ``init`` as its own process: ``rc``, ``err`` (stderr's end), peak memory
     (``kb``: KiB) and CPU seconds (``cpu``)."""
     db = d / "bench.db"
     db.unlink(missing_ok=True)
     cmd = [sys.executable, "-c", _MEASURE, sys.executable, "-m", "activetest", "init",
            str(db), "--pool", str(d / "pool.csv"), "--id-column", "id", "--task", "sst2",
-           "--surrogate", f"table:{d / 'surrogate.csv'}",
-           "--target", f"table:{d / 'target.csv'}", "--seed", "3", "--no-progress"]
+           "--surrogate", f"table:{d / f'surrogate.{fmt}'}",
+           "--target", f"table:{d / f'target.{fmt}'}", "--seed", "3", "--no-progress"]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True,
                        env={**os.environ, "PYTHONPATH": str(src)})
     db.unlink(missing_ok=True)
@@ -87,9 +103,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/activetest-late-refusal"))
     ap.add_argument("--baseline", type=Path, help="another checkout's src folder")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--format", choices=("csv", "json"), default="csv",
+                    help="the tables' format (json: a JSON array of row objects)")
     a = ap.parse_args()
-    write_files(a.out, a.n)
-    print(f"init of a {a.n}-item CSV pool with two CSV tables (the smallest CPU seconds "
+    write_files(a.out, a.n, a.format)
+    what = "CSV" if a.format == "csv" else "JSON-array"
+    print(f"init of a {a.n}-item CSV pool with two {what} tables (the smallest CPU seconds "
           f"of {a.repeat} runs, user + system; peak memory in KiB)")
     print("| case | now | baseline | said |")
     print("|---|---|---|---|")
@@ -100,7 +119,8 @@ def main() -> None:
             if src is None:
                 cells.append("-")
                 continue
-            runs = [run_init(a.out / f"case{k}", src) for _ in range(a.repeat)]
+            runs = [run_init(_case(a.out, k, a.format), src, a.format)
+                    for _ in range(a.repeat)]
             best = min(runs, key=lambda r: float(r["cpu"]))  # type: ignore[arg-type]
             cells.append(f"{float(best['cpu']):.2f} CPU-s, {best['kb']} KiB")  # type: ignore[arg-type]
             err = str(best["err"]).strip().splitlines()

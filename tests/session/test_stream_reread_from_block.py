@@ -70,6 +70,14 @@ def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n
                            row_group_size=1000)
             out.append(path)
             continue
+        if fmt == "json":  # (a character beyond ASCII a record: marks count characters)
+            text = "[" + ",\n".join(json.dumps({"id": r[0], "negative": r[1], "positive": r[2],
+                                                "pad": PAD + "\u00e9"}, ensure_ascii=False)
+                                     for r in rows) + "]\n"
+            data = ("\ufeff" * bom + text).encode()
+            path.write_bytes(gzip.compress(data) if gz else data)
+            out.append(path)
+            continue
         if fmt == "jsonl":
             lines = [json.dumps({"id": r[0], "negative": r[1], "positive": r[2],
                                  "pad": PAD}) for r in rows]
@@ -109,12 +117,14 @@ def _line(fmt: str, row: int, blank: bool = False, quoted: bool = False) -> str:
     """How the general path names the table's row ``row`` (from 0)."""
     if fmt == "parquet":
         return f"row {row + 1}"
+    if fmt == "json":
+        return f"record {row}"
     line = row + (2 if fmt != "jsonl" else 1)
     line += (row + 1) // 97 if blank else 0  # (an empty line after every 97th line)
     return f"line {line + (quoted and row > 10)}"
 
 
-@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet"])
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "json", "parquet"])
 @pytest.mark.parametrize("what", ["nan", "nonorm", "dup"])
 @pytest.mark.parametrize("at", [5, N - 7])
 def test_a_refused_row_is_named_as_the_general_path_names_it(
@@ -138,12 +148,14 @@ def test_a_refused_row_is_named_as_the_general_path_names_it(
     first, count = reads[0]
     if at < 100:
         assert first == 0
+    elif fmt == "json":  # a block of records (BLOCK, 512 here) a mark (since 2026-12-07)
+        assert 0 < first <= at and at - first < 512 and count <= 512, reads
     else:  # a MiB of about 470-byte rows: 2,231 rows a block
         assert 0 < first <= at and at - first < 2300 and count <= 2300, reads
 
 
 @pytest.mark.parametrize("case", ["crlf", "mixed", "blank", "gz", "quoted", "gzjsonl", "bom",
-                                  "bomjsonl"])
+                                  "bomjsonl", "gzjson", "bomjson"])
 def test_lines_counted_from_bytes_are_the_general_paths(
         case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Line ends of each kind, blank lines, a gzipped table, a byte order mark, a quoted
@@ -151,7 +163,7 @@ def test_lines_counted_from_bytes_are_the_general_paths(
     again from its block (from the first row where a quote was met before it)."""
     monkeypatch.setattr(stream_base, "BLOCK", 512)
     monkeypatch.setattr(stream_tables, "JSONL_BLOCK", 1 << 20)
-    fmt = "jsonl" if case.endswith("jsonl") else "csv"
+    fmt = case[-5:] if case.endswith("jsonl") else case[-4:] if case.endswith("json") else "csv"
     at = N - 7
     files = _files(tmp_path, fmt, ("nan", at),
                    newline={"crlf": "\r\n", "mixed": "mixed"}.get(case, "\n"),
@@ -161,6 +173,8 @@ def test_lines_counted_from_bytes_are_the_general_paths(
     general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
     assert streamed == general
     words = _line(fmt, at, blank=case == "blank", quoted=case == "quoted")
+    if fmt == "json":
+        words = _line(fmt, at)
     assert streamed.startswith(f"{files[1]}: {words}: column 'negative'"), streamed
     first, count = reads[0]
     if case == "quoted":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from activetest.formats import _json
@@ -45,26 +45,40 @@ class RepeatedKeyInArray(NotAStreamedArray):
         self.key = key
 
 
-def iter_json_array(f: IO[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_json_array(f: IO[str], *, start: tuple[int, int] | None = None,
+                    at: Callable[[int, int], None] | None = None
+                    ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``("record i", object)`` of each record of the JSON array in the text file ``f``
     (``i`` from 0, as the whole reader names records). An object that repeats a key is
     no such array (every reader refuses it, :func:`activetest.formats._json.loads`;
     the table reader kept the last value until 2026-12-07).
+
+    ``at(i, c)``: called before record ``i`` is read, ``c`` the character of the text
+    (from 0, as ``f`` reads it) its ``{`` is at. ``start``: ``(i, c)`` as ``at`` gave
+    them: read from record ``i`` on, the ``c`` characters before it read and passed over
+    (decoded, not parsed: the records before it are not checked).
 
     Raises:
         NotAStreamedArray: the text is not such an array (module docstring), when met
             (:class:`RepeatedKeyInArray` for a repeated key).
     """
     reader = _Window(f, _NO_REPEATS)
-    if reader.next_char() != "[":
-        raise NotAStreamedArray("not an array")
-    reader.pos += 1
-    if reader.next_char() == "]":
-        reader.pos += 1
-        reader.end()
-        return
     i = 0
+    if start is not None:
+        i = start[0]
+        reader.skip(start[1])
+    else:
+        if reader.next_char() != "[":
+            raise NotAStreamedArray("not an array")
+        reader.pos += 1
+        if reader.next_char() == "]":
+            reader.pos += 1
+            reader.end()
+            return
     while True:
+        if at is not None:
+            reader.next_char()
+            at(i, reader.base + reader.pos)
         rec = reader.value()
         if not isinstance(rec, dict):
             raise NotAStreamedArray(f"record {i} is not an object")
@@ -87,7 +101,17 @@ class _Window:
         self.decoder = decoder
         self.buf = ""
         self.pos = 0
+        self.base = 0  # the characters of the text before buf's first
         self.eof = False
+
+    def skip(self, n: int) -> None:
+        """Pass over the text's next ``n`` characters (read, not parsed; buf empty)."""
+        while n > 0:
+            data = self.f.read(min(n, CHUNK))
+            if not data:
+                break
+            n -= len(data)
+            self.base += len(data)
 
     def _more(self) -> bool:
         """Read a chunk more (what was consumed dropped); False at the end of the file."""
@@ -97,6 +121,7 @@ class _Window:
         if not data:
             self.eof = True
             return False
+        self.base += self.pos
         self.buf = self.buf[self.pos:] + data
         self.pos = 0
         return True

@@ -401,11 +401,13 @@ def row_values(row: dict[str, Any], p: Path, where: str, cols: Sequence[str]) ->
 
 @dataclass(frozen=True)
 class RowMark:
-    """Where a CSV, TSV or JSONL table's row starts, to read the table from it on
-    (:func:`stream_rows`): its number among the table's rows (from 0), the byte of the
+    """Where a CSV, TSV, JSONL or JSON-array table's row starts, to read the table from it
+    on (:func:`stream_rows`): its number among the table's rows (from 0), the byte of the
     file (gunzipped, where it is gzipped) its record starts at, a line's start (and, in
     a CSV or TSV file, no quoted field open there), and the lines before it (the header's
-    among them)."""
+    among them). In a JSON array (whose records are named by their number, not their
+    line): the character of the text (as :func:`open_text` reads it, a BOM dropped) the
+    record's ``{`` is at, and ``lines`` 0."""
 
     row: int
     offset: int
@@ -429,7 +431,7 @@ def stream_rows(path: Path, fmt: str, *, columns: Sequence[str], id_column: str,
             names that, reading the file whole); UnicodeError, OSError, EOFError and
             zlib.error as reading (and gunzipping) the file raises them.
 
-    ``mark``: read from that row on (a CSV, TSV or JSONL table; the rows before it read
+    ``mark``: read from that row on (a CSV, TSV, JSONL or JSON-array table; the rows before it read
     before, each with every column: a JSON row's missing column named as where it is
     the first row read), each named as reading from the first row names it; the header
     is read from the file's start still.
@@ -475,6 +477,11 @@ def _rows_from(p: Path, fmt: str, wanted: list[str], columns: Sequence[str],
         with open_text(p, newline="") as f:  # (the header: the file's first record)
             header, _ = header_rows(_without_nul(f, p), str(p), delimiter)
         check_columns(p, fmt, header, wanted)
+    elif fmt == "json":  # (from its record's first character, the text before decoded)
+        with open_text(p, newline="") as f:
+            for where, rec in iter_json_array(f, start=(mark.row, mark.offset)):
+                yield where, row_id(rec, p, where, wanted[0], columns), rec
+        return
     elif fmt != "jsonl":
         raise ValueError(f"{p}: {fmt} tables are not read from a row on")
     with p.open("rb") as b:

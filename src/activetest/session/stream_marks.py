@@ -8,7 +8,29 @@ A mark is a :class:`~activetest.models.table_read.RowMark`: a row's number, the 
 record starts at and the lines before it, counted in the bytes the reader is given
 (``bytes.count``: no row parsed twice). A CSV or TSV text is marked only while no quote
 character has been met (a quoted field may hold a line break, which only a CSV parser
-tells from a row's end): a table with one reads again from its first row, as before."""
+tells from a row's end): a table with one reads again from its first row, as before.
+
+A JSON array's blocks are marked by its reader
+(:func:`activetest.session.stream_tables._json_array_batches`: a block's first record,
+the character of the text its ``{`` is at; since 2026-12-07, before from its first
+record). Where the rows are still read again from the first row, and why:
+
+- a CSV or TSV text after its first quote character: not safe from bytes alone. Counting
+  quotes (a quoted field closed at an even count) is right only where each quote opens
+  or closes a field or is doubled inside one; both readers take a quote inside an
+  unquoted field (``5" screen``) as text and text after a closing quote as more of the
+  field, so a count would put a line's start inside a quoted field (a wrong line named
+  for the row, or the row's content check failing, :func:`.stream_tables._same_row`).
+  Telling them apart needs the CSV parser's state at each byte: a Python pass over every
+  byte as the fast reader reads, which every streamed ``init`` would pay (the marks are
+  noted for good tables too), not only a refused one (not measured).
+- a row the fast reader refused without saying which (``upto`` None: a block pyarrow
+  cannot convert): the rows before that block were taken, but a repeated id among the
+  rows before it is named first by the general path, and only a reading from the
+  first row collects every earlier row's id (:func:`.stream_tables.read_again`'s
+  hashes), so it reads from there.
+- a row in the first block (no mark before it): the first block is read again, at most
+  a block's rows."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ def table_blocks(t: Table) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray 
                                                 quoted_strings_can_be_null=False),
             memory_pool=pa.system_memory_pool())
     elif s.format == "json":
-        batches = _json_array_batches(s.path, want)
+        batches = _json_array_batches(s.path, want, _marks(t))
     else:
         batches = _jsonl_batches(s.path, want, _marks(t))
     start = 0  # the table's rows before this batch
@@ -250,19 +250,27 @@ def _json_block(recs: Sequence[Mapping[str, Any]], want: list[str]) -> Any:
                                       for c in want[1:]}})
 
 
-def _json_array_batches(path: Path, want: list[str]) -> Iterator[Any]:
+def _json_array_batches(path: Path, want: list[str], marks: Marks) -> Iterator[Any]:
     """The ``want`` columns of a JSON array of row objects, :data:`stream_base.BLOCK`
     records at a time (:func:`activetest.formats.json_array.iter_json_array`: one record
     at a time, a window of the text; gunzipped as read where the file is gzipped); a
     record without a column has a null there (refused as the table reader refuses it:
     :func:`read_again`), ids as :func:`_json_block` takes them. Text that is no such
     array raises
-    :class:`~activetest.formats.json_array.NotAStreamedArray` (a ValueError) where met."""
+    :class:`~activetest.formats.json_array.NotAStreamedArray` (a ValueError) where met.
+    Each block's first record's start (its number, the character of the text its ``{``
+    is at) noted in ``marks``: :func:`read_again` reads from it (since 2026-12-07: a JSON
+    array's row was read again from its first record)."""
     from activetest.formats.json_array import iter_json_array
+    from activetest.models.table_read import RowMark
+
+    def at(i: int, c: int) -> None:
+        if i % stream_base.BLOCK == 0:
+            marks.add(RowMark(i, c, 0))
 
     with open_text(path, newline="") as f:
         recs: list[dict[str, Any]] = []
-        for _, rec in iter_json_array(f):
+        for _, rec in iter_json_array(f, at=at):
             recs.append(rec)
             if len(recs) >= stream_base.BLOCK:
                 yield _json_block(recs, want)
@@ -572,10 +580,12 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     # where it takes a row those rules refuse, a table without a refused row would be
     # taken by the stream and refused by the general path (a difference the stream
     # rests on not being, for every row). From the first row where the row is not
-    # known (``upto`` None), the table is a JSON array, or no block start is before it.
+    # known (``upto`` None) or no block start is before it (a CSV text's quote before
+    # the row: :mod:`.stream_marks` says why). A JSON array's blocks are marked by their
+    # first record's character (since 2026-12-07; before, read from its first record).
     s = t.scorer
     mark = None
-    if upto is not None and s.format in ("csv", "tsv", "jsonl"):
+    if upto is not None and s.format in ("csv", "tsv", "jsonl", "json"):
         seen = _MARKS.get(t)
         mark = None if seen is None else seen.before(upto if first is None
                                                      else min(upto, first))
