@@ -72,6 +72,40 @@ def test_a_failing_job_cancels_its_sibling_and_its_error_is_raised() -> None:
     assert 0 < len(steps) < 10_000
 
 
+def _until_stopped(then: BaseException | None = None) -> None:
+    """Advance a progress row until run_parallel stops the job (a sibling failed); then
+    raise ``then``, else the cancellation."""
+    from activetest.models._util import ScoringCancelledError
+
+    with progress_bar(None, "until stopped", enabled=False) as advance:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                advance()
+            except ScoringCancelledError:
+                if then is None:
+                    raise
+                raise then from None
+            time.sleep(0.001)
+
+
+def test_of_two_failed_jobs_the_first_in_job_order_is_raised() -> None:
+    """Job 1 fails first; job 0 fails after run_parallel has seen that (it learns so from
+    its progress step, which raises once a sibling failed), with an error of its own:
+    job 0's error is raised, as the first in job order, every time (before: the first in
+    time, job 1's; which of two jobs fails first varies from run to run)."""
+    def first_job() -> None:
+        raise KeyError("job 1: model file vanished")
+
+    for _ in range(3):
+        with pytest.raises(ConnectionError, match="job 0"):
+            run_parallel([lambda: _until_stopped(ConnectionError("job 0: server gone")),
+                          first_job], progress=False)
+    # a job that was only stopped by the cancellation is not the error raised
+    with pytest.raises(KeyError, match="job 1"):
+        run_parallel([_until_stopped, first_job], progress=False)
+
+
 # -- with the real bundled models ----------------------------------------------------
 
 

@@ -217,7 +217,10 @@ def run_parallel(jobs: Sequence[Callable[[], T]], *, progress: bool = True) -> l
     The backends spend their time in native code that releases the GIL (llama.cpp
     through ctypes, torch, HTTP waits), so two models score side by side on two
     cores. If a job raises, or the caller is interrupted (Ctrl-C), the others stop
-    at their next progress step and the first error is re-raised.
+    at their next progress step and an error is re-raised: where several jobs failed,
+    the first job's error in the order of ``jobs`` (not the first in time, which varies
+    from run to run), a job stopped by the cancellation only where no job failed
+    otherwise.
     """
     global _shared
     if len(jobs) <= 1:
@@ -241,11 +244,13 @@ def run_parallel(jobs: Sequence[Callable[[], T]], *, progress: bool = True) -> l
                 shared.cancel.set()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-            errors = [f.exception() for f in futures if f.done() and f.exception()]
-            if errors:
+            if any(f.done() and f.exception() for f in futures):
                 shared.cancel.set()
                 wait(futures)
                 pool.shutdown(wait=True)
+                # every job has ended: their errors in job order (QA: the one raised was
+                # whichever failed first in time, so two failures gave either message)
+                errors = [e for f in futures if (e := f.exception()) is not None]
                 real = [e for e in errors if not isinstance(e, ScoringCancelledError)]
                 raise (real or errors)[0]
             pool.shutdown(wait=True)
