@@ -17,6 +17,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -26,15 +27,16 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-__all__ = ["FAULT_MODES", "FaultServer", "ServerStartError", "fault_server", "free_port",
-           "llama_server", "llama_server_process", "reference_completions_server",
-           "serve_process"]
+__all__ = ["FAULT_MODES", "QUOTED_SECRET", "FaultServer", "ServerStartError", "fault_server",
+           "free_port", "llama_server", "llama_server_process", "proxy_wanting_credentials",
+           "reference_completions_server", "serve_process"]
 
 
 def free_port() -> int:
@@ -250,7 +252,22 @@ def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 
 FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302",
                "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo", "refuse-at-echo",
                "garble-at-echo", "fail-at-echo", "deny-at-echo", "throttle-wide",
-               "garble-wide", "refuse-wide", "deny-wide", "refuse-topk", "fail-topk")
+               "garble-wide", "refuse-wide", "deny-wide", "refuse-topk", "fail-topk",
+               "garble-topk", "refuse-ids", "garble-wide-once", "odd-json")
+
+#: A credential a careless gateway or server quotes in its error pages (said masked).
+QUOTED_SECRET = "gw-5e1c9a7d3b2f"
+#: The HTML page ``garble-topk`` answers a top-k request with (HTTP 200).
+_GATEWAY_PAGE = (f"<html><body>upstream timed out (retry via http://ops:{QUOTED_SECRET}"
+                 f"@gateway.internal/retry)</body></html>").encode()
+#: What ``refuse-ids`` answers a label-id request with: ``{path: (status, body)}``.
+_REFUSED_IDS = {
+    "/completions": (400, json.dumps({"error": {
+        "message": "unknown field: logprob_token_ids (strict schema; see "
+                   f"http://admin:{QUOTED_SECRET}@docs.internal/api)",
+        "type": "BadRequestError"}}).encode()),
+    "/generate": (404, b"<html><body>404: no route /generate on this gateway</body></html>"),
+}
 
 #: The modes whose echo requests of anything but a label word fail: ``{mode: (status,
 #: body)}``; their top-k is :data:`_CHECKED_TOP` (see :func:`fault_server`).
@@ -283,6 +300,7 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
 
     mode: ClassVar[str] = "ok"
     interval: ClassVar[float] = 0.2
+    garbled: ClassVar[bool] = False  # garble-wide-once: its one page was sent
     seen: ClassVar[list[str]] = []
 
     def _reflected(self) -> str:
@@ -290,9 +308,19 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
         return f"path={self.path} authorization={self.headers.get('Authorization', '')}"
 
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        note = f"logprobs are off here (see http://ops:{QUOTED_SECRET}@wiki.internal)"
         if self.path.split("?")[0].endswith("/models"):
+            if self.mode == "odd-json":  # not the OpenAI list's shape
+                return {"models": ["fake-model"], "note": note}
             return {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
         prompt = str(body.get("prompt", ""))
+        if self.mode == "odd-json":
+            return {"note": note, "choices": [{"text": " positive", "logprobs": (
+                None if body.get("echo") else {"tokens": [" positive"]})}]}
+        if self.mode == "refuse-ids" and self.path.split("?")[0].endswith("/tokenize"):
+            # a word-level tokenizer: each piece's id is its CRC-32
+            return {"tokens": [zlib.crc32(p.encode()) for p in re.findall(r"\s*\S+|\s+",
+                                                                          prompt)]}
         if body.get("echo"):  # the label word comes back as one token after the prompt
             for word in (" negative", " positive"):
                 if prompt.endswith(word):
@@ -305,6 +333,9 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
         if self.mode in _FAILED_ECHO or self.mode in _WIDE or self.mode in (
                 "throttle-wide", "garble-wide"):
             top = _CHECKED_TOP
+        if self.mode == "garble-wide-once":
+            top = (_CHECKED_TOP if int(body.get("logprobs") or 0) <= 20
+                   else {**_CHECKED_TOP, " negative": -1.9, " positive": -2.3})
         word = max(top, key=lambda w: top[w])
         return {"choices": [{"text": word, "finish_reason": "length", "logprobs": {
             "tokens": [word], "token_logprobs": [top[word]], "top_logprobs": [top]}}]}
@@ -339,6 +370,24 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
             self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
                            b"<html><body>gateway: the upstream answered HTTP 413 Request "
                            b"Entity Too Large; please retry</body></html>")
+            return
+        if (mode == "garble-wide-once" and int(request.get("logprobs") or 0) > 20
+                and not type(self).garbled):
+            type(self).garbled = True
+            self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
+                           b"<html><body>502 Bad Gateway: the upstream did not answer in "
+                           b"time</body></html>")
+            return
+        if (mode == "garble-topk" and not echo and request.get("logprobs") is not None
+                and self.path.split("?")[0].endswith("/completions")):
+            self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
+                           _GATEWAY_PAGE)
+            return
+        route = "/" + self.path.split("?")[0].rpartition("/")[2]
+        if mode == "refuse-ids" and ("logprob_token_ids" in request or route == "/generate"):
+            status, data = _REFUSED_IDS[route]
+            self._send_raw(status, [("Content-Type", "application/json"),
+                                    ("Connection", "close")], data)
             return
         if mode in _WIDE and int(request.get("logprobs") or 0) > 20:
             status, data = _WIDE[mode]
@@ -461,6 +510,20 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
     - ``refuse-topk``: every completions request for log-probs without ``echo: true``
       (a top-k request) gets HTTP 400 with a JSON error body; echo requests are answered
       as ``ok`` (a server that gives prompt log-probs only);
+    - ``garble-topk``: every completions request for log-probs without ``echo: true``
+      gets 200 with an HTML page (a gateway's) quoting a URL with a credential
+      (:data:`QUOTED_SECRET`); echo requests are answered as ``ok``;
+    - ``refuse-ids``: ``POST /tokenize`` answers word-level token ids (each piece's
+      CRC-32); a completions request with ``logprob_token_ids`` gets HTTP 400 with a JSON
+      error quoting a URL with :data:`QUOTED_SECRET` (a strict schema), and ``/generate``
+      HTTP 404 with an HTML page; the rest as ``ok``;
+    - ``garble-wide-once``: the top-k of ``refuse-at-echo``; the FIRST request for more
+      than 20 log-probs gets 200 with an HTML page (a gateway's "502 Bad Gateway", once),
+      later ones a top-k holding both label words (" negative" -1.9, " positive" -2.3);
+    - ``odd-json``: JSON answers of the wrong shape, each with a ``note`` quoting a URL
+      with :data:`QUOTED_SECRET`: ``GET /v1/models`` ``{"models": [...]}`` (no
+      ``data``), an echo request ``"logprobs": null``, any other completions request
+      log-probs without ``top_logprobs``;
     - ``reflect-STATUS`` (200, 302, 401, 500): that status, with the request's path,
       query, headers and ``Authorization`` in the body (non-JSON for 200), and for 302
       in the ``Location`` header too.
@@ -468,13 +531,61 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
     if mode not in FAULT_MODES:
         raise ValueError(f"unknown fault mode {mode!r}; expected one of {FAULT_MODES}")
     handler = type("Handler", (_FaultHandler,), {"mode": mode, "interval": interval,
-                                                 "seen": []})
+                                                 "seen": [], "garbled": False})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
         yield FaultServer(f"http://127.0.0.1:{httpd.server_address[1]}/v1", handler.seen)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class _ProxyAuthHandler(http.server.BaseHTTPRequestHandler):
+    """An HTTP proxy that wants credentials: every request gets 407 and a challenge."""
+
+    seen: ClassVar[list[str]] = []
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        type(self).seen.append(self.path)  # a proxy is sent the whole URL
+        data = b"<html><body>407 Proxy Authentication Required (squid)</body></html>"
+        self.send_response(407)
+        self.send_header("Proxy-Authenticate", 'Basic realm="corporate proxy"')
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def proxy_wanting_credentials() -> Iterator[FaultServer]:
+    """A real HTTP proxy on 127.0.0.1 that answers every request 407 (Proxy
+    Authentication Required) with a ``Proxy-Authenticate`` challenge, as a corporate
+    proxy does for a client without its credentials. Yields a :class:`FaultServer`: the
+    proxy's URL (``http://127.0.0.1:PORT``) and the URLs it was asked for."""
+    handler = type("Handler", (_ProxyAuthHandler,), {"seen": []})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield FaultServer(f"http://127.0.0.1:{httpd.server_address[1]}", handler.seen)
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -112,6 +112,7 @@ error body cannot get it printed. Reprs show the variable's name only.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import threading
@@ -143,6 +144,7 @@ from activetest.models.openai_http import (
     EndpointTimeoutError,
     ServerFailedError,
     ServerGoneError,
+    began,
 )
 from activetest.models.openai_paths import (
     CLAMP,
@@ -232,6 +234,18 @@ def _check_logprob(value: float, token: str) -> None:
         raise _NotALogprobError(f"the server gave {value:.6g} as the log-prob of {token!r}, which "
                            f"is not a log-probability (a number <= 0); is it returning "
                            f"logits or scores?")
+
+
+def _answered(exc: EndpointError) -> str:
+    """What the server answered a failed request, as ``exc`` says it without its endpoint:
+    the status and the start of the body (the first 200 characters of a 200 that is not
+    JSON, 300 of another status), credentials masked (``***``, as every message of
+    :meth:`~activetest.models.openai_http.EndpointClient._error`).
+
+    QA, 2026-12-07: refusals said "HTTP 200" or "refused (HTTP 404)" alone, and a person
+    could not tell what the server (or a gateway before it) had said.
+    """
+    return str(exc).removeprefix(f"{exc.endpoint}: ")
 
 
 def _advance_quietly(fut: Future[None], advance: Callable[[], None]) -> None:
@@ -378,11 +392,11 @@ class OpenAIScorer(EndpointClient):
         try:
             lp = data["choices"][0]["logprobs"]
         except (KeyError, IndexError, TypeError):
-            raise self._error("response has no choices[0].logprobs; does the server "
-                              "support logprobs on /completions?") from None
+            raise self._error(f"response has no choices[0].logprobs; does the server "
+                              f"support logprobs on /completions?{began(data)}") from None
         if not isinstance(lp, dict):
-            raise self._error("response has no logprobs (null); does the server support "
-                              "logprobs on /completions?")
+            raise self._error(f"response has no logprobs ({json.dumps(lp)}); does the server "
+                              f"support logprobs on /completions?{began(data)}")
         return lp
 
     def _top_logprobs(self, data: dict[str, Any]) -> dict[str, float]:
@@ -395,8 +409,8 @@ class OpenAIScorer(EndpointClient):
             else:
                 top = {str(k): float(v) for k, v in lp["top_logprobs"][0].items()}
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-            raise self._error("response's logprobs hold no top_logprobs for the first "
-                              "generated token") from None
+            raise self._error(f"response's logprobs hold no top_logprobs for the first "
+                              f"generated token{began(data)}") from None
         for text, value in top.items():
             _check_logprob(value, text)
         return top
@@ -479,7 +493,7 @@ class OpenAIScorer(EndpointClient):
                 self._echo_ok, self._topk_refused = False, True
                 self._echo_why = (f"it cannot be checked: the check compares an echoed "
                                   f"log-prob with a top-k next-token log-prob, and the "
-                                  f"server refused the top-k request (HTTP {exc.status})")
+                                  f"server refused the top-k request ({_answered(exc)})")
                 return False
             why = "no non-blank next token to check it with"
             for text, value in sorted(top.items(), key=lambda kv: -kv[1])[:3]:
@@ -502,7 +516,7 @@ class OpenAIScorer(EndpointClient):
                     # cannot take; 200 with no JSON): the same request with another token
                     # would be refused too. (QA: this said "could not be verified (no
                     # non-blank next token ...)", about token content, not the request.)
-                    said = str(exc).removeprefix(f"{exc.endpoint}: ")
+                    said = _answered(exc)
                     self._echo_ok = False
                     self._echo_why = f"the echo request that checks them failed: {said}"
                     return False
@@ -565,7 +579,7 @@ class OpenAIScorer(EndpointClient):
                 if self._wide_ok is True or not refused(exc):
                     raise
                 self._wide_ok = False
-                self._wide_why = str(exc).removeprefix(f"{exc.endpoint}: ")
+                self._wide_why = _answered(exc)
                 top = {}
             found = {c: top[texts[c]] for c in missing if texts[c] in top}
         rest = [c for c in missing if c not in found]
@@ -635,10 +649,11 @@ class OpenAIScorer(EndpointClient):
 
             def tokenize(text: str, url: str = url, body: Any = body,
                          lead: list[int] = lead) -> list[int]:
-                ids = self._post(client, body(text), url=url).get("tokens")
+                data = self._post(client, body(text), url=url)
+                ids = data.get("tokens")
                 if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
                     raise self._error(f"the tokenizer at {redact_url(url)} answered without "
-                                      f"a list of token ids")
+                                      f"a list of token ids{began(data)}")
                 return ids[len(lead):] if ids[:len(lead)] == lead else ids
 
             return tokenize, f"the server's tokenizer ({redact_url(url)})"
@@ -684,7 +699,7 @@ class OpenAIScorer(EndpointClient):
                 raise
             topk_ok = False
             # the summary names the endpoint once, at its start
-            probed.append(f"topk: refused ({str(exc).removeprefix(f'{exc.endpoint}: ')})")
+            probed.append(f"topk: refused ({_answered(exc)})")
         ids, source, why = self._label_ids(client, task)
         for path, what in (("vllm-token-ids", "logprob_token_ids"),
                            ("sglang-token-ids", "token_ids_logprob at /generate")):
@@ -696,7 +711,7 @@ class OpenAIScorer(EndpointClient):
             except EndpointError as exc:
                 if not refused(exc):
                     raise
-                probed.append(f"{path}: refused (HTTP {exc.status})")
+                probed.append(f"{path}: refused ({_answered(exc)})")
                 continue
             if all(i in got for i in ids):
                 return ScoringPath(path, self.method, self.endpoint, tuple(probed), ids, source)
@@ -826,7 +841,7 @@ class OpenAIScorer(EndpointClient):
                     raw = str(choice["text"])
                 except (KeyError, IndexError, TypeError):
                     raise self._error(f"item {items[i].id!r}: the response has no "
-                                      f"choices[0].text") from None
+                                      f"choices[0].text{began(data)}") from None
                 lp = self._logprobs_obj(data)
                 values = [float(v) for v in (lp.get("token_logprobs") or []) if v is not None]
                 if not all(np.isfinite(values)):

@@ -35,7 +35,7 @@ from activetest.redaction import (
 )
 
 __all__ = ["DEADLINE_ENV", "PARAMS_ENV", "USERINFO_ENV", "EndpointClient", "EndpointError",
-           "EndpointTimeoutError", "ServerFailedError", "ServerGoneError"]
+           "EndpointTimeoutError", "ServerFailedError", "ServerGoneError", "began"]
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_DELAY = 30.0
@@ -195,6 +195,21 @@ def _shown_bad(value: object) -> str:
 def _text(body: bytes, n: int) -> str:
     """The first ``n`` characters of an answer's body, as text."""
     return body[:4 * n].decode("utf-8", errors="replace")[:n]
+
+
+def began(data: object, n: int = 200) -> str:
+    """``"; the answer began: ..."``: the first ``n`` characters of a JSON answer as the
+    server sent it (re-serialised), for a message about an answer of the wrong shape.
+
+    Credentials in it are masked where the message is made (:meth:`EndpointClient._error`,
+    ``_scrub``). QA, 2026-12-07: "response has no choices[0].logprobs" and the like said
+    nothing of what the server did send.
+    """
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(data)
+    return f"; the answer began: {text[:n]}{'...' if len(text) > n else ''}"
 
 
 class _Reply(NamedTuple):
@@ -492,9 +507,13 @@ class EndpointClient:
                     return _Attempt(reply, done=True)
                 detail = _text(reply.body, 300)
                 if reply.status not in _RETRY_STATUS:
-                    raise self._error(f"HTTP {reply.status}: {detail}"
-                                      f"{_status_hint(reply.status)}", status=reply.status,
-                                      shown=shown)
+                    # a 404 of another path (SGLang's /generate, a tokenizer) is a route the
+                    # server lacks, not a wrong API root (QA: the probe's summary said "is
+                    # the URL the API root?" of a right URL)
+                    hint = "" if url is not None and reply.status == 404 else \
+                        _status_hint(reply.status)
+                    raise self._error(f"HTTP {reply.status}: {detail}{hint}",
+                                      status=reply.status, shown=shown)
                 timed_out, last = False, f"HTTP {reply.status}: {detail}"
                 return _Attempt(reply)
             return _Attempt()
@@ -560,8 +579,8 @@ class EndpointClient:
                               f"{_text(reply.body, 200)!r}; is this an OpenAI-compatible "
                               f"/completions endpoint?", status=200, shown=shown) from None
         if not isinstance(data, dict):
-            raise self._error(f"answered with JSON {type(data).__name__}, expected an object",
-                              status=200, shown=shown)
+            raise self._error(f"answered with JSON {type(data).__name__}, expected an "
+                              f"object{began(data)}", status=200, shown=shown)
         return data
 
     def _models_url(self) -> str:
@@ -650,7 +669,7 @@ class EndpointClient:
         try:
             entries = [dict(m, id=str(m["id"])) for m in listing["data"]]
         except (KeyError, TypeError, ValueError):
-            raise fail("unexpected answer: no data[].id") from None
+            raise fail(f"unexpected answer: no data[].id{began(listing)}") from None
         return entries
 
     def _resolve_model(self, client: httpx.Client) -> None:

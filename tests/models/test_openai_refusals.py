@@ -1,0 +1,109 @@
+"""What OpenAIScorer says when a server, a gateway or a proxy refuses a request: the
+start of the answer (credentials masked), the 407 of a proxy, and a gateway's one
+non-JSON page for the wider top-k request.
+
+The servers are real (``tests/models/server.py``: :func:`fault_server` and a proxy, on
+loopback); no model is needed, so these run everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+
+import pytest
+from server import QUOTED_SECRET, fault_server
+
+from activetest.data.demo import demo_task
+from activetest.data.task import Item
+from activetest.models.openai import EndpointError, OpenAIScorer
+
+TASK = demo_task()
+ITEMS = [Item(id=f"r{i}", fields={"text": f"it works well, number {i}"}) for i in range(4)]
+
+
+@pytest.mark.parametrize("method", ["echo", "auto"])
+def test_a_non_json_200_for_the_top_k_is_said_with_the_start_of_its_body(method: str) -> None:
+    """A gateway answers every top-k request with 200 and an HTML page: the refusal (why
+    echo cannot be checked) quotes the page, its credential masked (QA: it said "the
+    server refused the top-k request (HTTP 200)", and nothing of what the server said)."""
+    with fault_server("garble-topk") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method=method, concurrency=1,
+                              max_retries=0)
+        with pytest.raises(EndpointError) as info:
+            scorer.score(TASK, ITEMS, progress=False)
+    msg = str(info.value)
+    assert ("the server refused the top-k request (answered 200 with non-JSON content "
+            "'<html><body>upstream timed out (retry via http://***@gateway.internal/retry)"
+            in msg), msg
+    assert "(HTTP 200)" not in msg and QUOTED_SECRET not in msg, msg
+
+
+def test_a_refused_label_id_path_is_said_with_the_start_of_its_body() -> None:
+    """A strict server refuses vLLM's ``logprob_token_ids`` (HTTP 400) and has no SGLang
+    ``/generate`` (404, an HTML page): the probe records each refusal with what the server
+    said, credentials masked (QA: "vllm-token-ids: refused (HTTP 400)" alone), and scores
+    by top-k."""
+    with fault_server("refuse-ids") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", concurrency=1, max_retries=0)
+        with pytest.warns(Warning, match="top-k"):
+            out = scorer.score(TASK, ITEMS, progress=False)
+    assert out.shape == (len(ITEMS), 2)
+    path = scorer.scoring_path()
+    assert path is not None and path.path == "topk" and "/tokenize" in path.label_ids_from
+    vllm, sglang = path.probed
+    assert vllm.startswith("vllm-token-ids: refused (HTTP 400: "), vllm
+    assert ("unknown field: logprob_token_ids (strict schema; see "
+            "http://***@docs.internal/api)") in vllm, vllm
+    assert sglang.startswith("sglang-token-ids: refused (HTTP 404: <html><body>404: no route "
+                             "/generate on this gateway</body></html>"), sglang
+    assert "API root" not in sglang, sglang  # the URL is right: /generate is not there
+    assert QUOTED_SECRET not in str(path.as_provenance()), path
+
+
+class _WordTokenizer:
+    """A word-level tokenizer (each piece's CRC-32), enough for label first tokens."""
+
+    def tokenize(self, text: str) -> list[int]:
+        self.pieces = getattr(self, "pieces", {})
+        ids = []
+        for piece in re.findall(r"\s*\S+|\s+", text):
+            self.pieces[zlib.crc32(piece.encode())] = piece
+            ids.append(zlib.crc32(piece.encode()))
+        return ids
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        return "".join(self.pieces[i] for i in ids)
+
+
+@pytest.mark.parametrize(("how", "said"), [
+    ("label texts by echo", "response has no logprobs (null); does the server support logprobs on "
+             "/completions?; the answer began: {\"note\": \"logprobs are off here (see "
+             "http://***@wiki.internal)\", \"choices\": [{\"text\": \" positive\", "
+             "\"logprobs\": null}]}"),
+    ("top-k", "response's logprobs hold no top_logprobs for the first generated token; the "
+             "answer began: {\"note\": \"logprobs are off here (see http://***@wiki.internal)"
+             "\", \"choices\": [{\"text\": \" positive\", \"logprobs\": {\"tokens\": "
+             "[\" positive\"]}}]}"),
+    (None, "cannot list the served models (unexpected answer: no data[].id; the answer "
+           "began: {\"models\": [\"fake-model\"], \"note\": \"logprobs are off here (see "
+           "http://***@wiki.internal)\"}")])
+def test_an_answer_of_the_wrong_shape_is_said_with_its_start(how: str | None,
+                                                             said: str) -> None:
+    """JSON answers without what was asked (log-probs null, no ``top_logprobs``, a model
+    list without ``data``): the message quotes the start of the answer, credentials
+    masked (before: "response has no logprobs (null)" and the like, nothing of what the
+    server sent)."""
+    with fault_server("odd-json") as srv:
+        if how is None:  # no model named: asked from /models
+            scorer = OpenAIScorer(srv.url, max_retries=0)
+        else:  # without a tokenizer the label words' first tokens are learned by echo
+            scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
+                                  max_retries=0, tokenizer=_WordTokenizer() if how == "top-k"
+                                  else None)
+        with pytest.raises(EndpointError) as info:
+            scorer.score(TASK, ITEMS, progress=False)
+    msg = str(info.value)
+    assert said in msg, msg
+    assert QUOTED_SECRET not in msg, msg
