@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Sequence
 
 import pytest
-from server import QUOTED_SECRET, fault_server
+from server import QUOTED_SECRET, fault_server, proxy_wanting_credentials
 
 from activetest.data.demo import demo_task
 from activetest.data.task import Item
@@ -60,6 +60,32 @@ def test_a_refused_label_id_path_is_said_with_the_start_of_its_body() -> None:
                              "/generate on this gateway</body></html>"), sglang
     assert "API root" not in sglang, sglang  # the URL is right: /generate is not there
     assert QUOTED_SECRET not in str(path.as_provenance()), path
+
+
+def test_a_proxy_asking_for_credentials_is_named_with_the_proxy_variables(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy between activetest and the server answers 407 (Proxy Authentication
+    Required): the message says that a proxy asked for credentials and names the
+    variables that choose and configure it (before: "HTTP 407: ..." and no hint, where
+    401/403 name the server's own key variables)."""
+    with proxy_wanting_credentials() as proxy:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("http_proxy", proxy.url)
+        # the server's address is never reached: the proxy answers for it
+        scorer = OpenAIScorer("http://127.0.0.1:9/v1", "fake-model", concurrency=1,
+                              max_retries=0)
+        with pytest.raises(EndpointError) as info:
+            scorer.score(TASK, ITEMS, progress=False)
+    msg = str(info.value)
+    assert proxy.seen and proxy.seen[0].startswith("http://127.0.0.1:9/"), proxy.seen
+    assert msg.startswith("http://127.0.0.1:9/v1/completions: HTTP 407: "), msg
+    assert "407 Proxy Authentication Required (squid)" in msg, msg
+    for text in ("a proxy between activetest and the server asked for credentials",
+                 "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"):
+        assert text in msg, msg
+    assert "OPENAI_API_KEY" not in msg and "***" not in msg, msg  # not the server's key
 
 
 class _WordTokenizer:

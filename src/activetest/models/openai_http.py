@@ -163,6 +163,11 @@ def _status_hint(status: int) -> str:
     if status in (401, 403):
         return (f" (the server wants credentials: set ${{OPENAI_API_KEY}} or the variable "
                 f"named by api_key_env, or ${USERINFO_ENV} for basic auth)")
+    if status == 407:  # a proxy's, not the server's: its key cannot help
+        return (" (a proxy between activetest and the server asked for credentials: give "
+                "them in the proxy's URL, $HTTP_PROXY or $HTTPS_PROXY (the user name and "
+                "password before an '@' ahead of the proxy's host), or list the server's "
+                "host in $NO_PROXY to reach it without the proxy)")
     if status == 404:
         return " (is the URL the API root, e.g. http://host:8000/v1?)"
     if 300 <= status < 400:
