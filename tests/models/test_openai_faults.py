@@ -295,7 +295,9 @@ def test_a_gateway_page_for_the_wider_top_k_is_a_refusal_said_with_its_answer() 
     (``max_top_k``) is a refusal by the one rule of refusals (``openai_paths.refused``: 200
     with an answer that is not JSON, as the probe and the echo check take it), and the
     item's refusal says so with the page's text (before: the item was refused as "not
-    among the top 20 next tokens" alone, the wider request unsaid)."""
+    among the top 20 next tokens" alone, the wider request unsaid). The page came back
+    when asked again (once: one page may be a passing gateway's,
+    test_openai_refusals.py), and the message says so and how to ask again."""
     with fault_server("garble-wide") as srv:
         scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
                               max_top_k=200, max_retries=0, backoff=0.0)
@@ -307,6 +309,8 @@ def test_a_gateway_page_for_the_wider_top_k_is_a_refusal_said_with_its_answer() 
             assert ("the server refused the wider request for max_top_k=200 log-probs "
                     "(answered 200 with non-JSON content") in msg, msg
             assert "HTTP 413" in msg and "raising max_top_k cannot help" in msg, msg
+            assert ("; the same came back when asked again, so no later item asks for it "
+                    "in this run (a new run asks again)), so raising") in msg, msg
 
 
 #: What the probe says of each path on a server refusing every top-k request

@@ -12,6 +12,7 @@ import re
 import zlib
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 from server import QUOTED_SECRET, fault_server, proxy_wanting_credentials
 
@@ -86,6 +87,22 @@ def test_a_proxy_asking_for_credentials_is_named_with_the_proxy_variables(
                  "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"):
         assert text in msg, msg
     assert "OPENAI_API_KEY" not in msg and "***" not in msg, msg  # not the server's key
+
+
+def test_one_gateway_page_for_the_wider_top_k_is_asked_again_not_kept_for_life() -> None:
+    """A gateway answers the first wider top-k request (``max_top_k``) with a 200 HTML
+    page, the next with the server's JSON: the request is asked again once, the classes
+    are read from the wider top-k, and the wider path stays on for every later item
+    (before: the one page was kept as the server's refusal of ``max_top_k`` for the
+    scorer's life, and every item was refused, this server's echo failing its check)."""
+    with fault_server("garble-wide-once") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
+                              max_top_k=200, max_retries=0, backoff=0.0)
+        out = scorer.score(TASK, ITEMS, progress=False)
+    expected = np.array([-1.9, -2.3]) - np.logaddexp(-1.9, -2.3)
+    for row in out:
+        assert row.tolist() == pytest.approx(expected.tolist(), abs=1e-12)
+    assert scorer.n_fallbacks == len(ITEMS)
 
 
 class _WordTokenizer:

@@ -28,7 +28,9 @@ the session's score provenance). See :mod:`activetest.models.openai_paths`.
     first token is looked up there by its text. A class whose first token is
     NOT among them is handled honestly, never guessed or floored: the item is
     asked again with ``logprobs=max_top_k`` (default 200; vLLM refuses more than
-    its ``--max-logprobs``, default 20, and is then skipped), then, if still
+    its ``--max-logprobs``, default 20, and is then skipped for the scorer's life;
+    a 200 that is not JSON, a gateway's page, is asked once more before it counts
+    as such a refusal: :meth:`OpenAIScorer._wide_top`), then, if still
     missing, scored exactly by an ``echo`` request (below) when the server's echo
     passed the check below; otherwise :class:`EndpointError` names the item and
     the class. ``n_fallbacks`` counts the items that needed this.
@@ -568,7 +570,7 @@ class OpenAIScorer(EndpointClient):
         found: dict[int, float] = {}
         if self.max_top_k > self.top_k and self._wide_ok is not False:
             try:
-                top = self._top(client, prompt, self.max_top_k)
+                top = self._wide_top(client, prompt)
                 self._wide_ok = True
             except EndpointError as exc:  # e.g. vLLM refuses more than --max-logprobs
                 # the one rule of refusals (openai_paths.refused): a 429 through every
@@ -580,6 +582,9 @@ class OpenAIScorer(EndpointClient):
                     raise
                 self._wide_ok = False
                 self._wide_why = _answered(exc)
+                if exc.status == 200:  # asked twice (_wide_top): say so, and how to ask again
+                    self._wide_why += ("; the same came back when asked again, so no later "
+                                       "item asks for it in this run (a new run asks again)")
                 top = {}
             found = {c: top[texts[c]] for c in missing if texts[c] in top}
         rest = [c for c in missing if c not in found]
@@ -607,6 +612,26 @@ class OpenAIScorer(EndpointClient):
         with self._lock:
             self.n_fallbacks += 1
         return found
+
+    def _wide_top(self, client: httpx.Client, prompt: str) -> dict[str, float]:
+        """The top ``max_top_k`` next-token log-probs of ``prompt``; a 200 that is not
+        JSON (or not an object) is asked again once before it is raised.
+
+        Why once more: a refusal of the wider request is kept for the scorer's life (every
+        later item goes to echo, or is refused, without asking), so it should be the
+        server's answer, not a gateway's. A 400 (vLLM above ``--max-logprobs``) is the
+        server's; a 200 with a web page in place of JSON is usually a gateway or proxy
+        in between, and often a passing one ("502 Bad Gateway" served with 200). QA,
+        2026-12-07: one such page turned the wider path off for the whole run. One more
+        request, made at most once per scorer (the verdict is kept either way), tells a
+        passing page from a steady one; a steady one is then a refusal, said as asked twice.
+        """
+        try:
+            return self._top(client, prompt, self.max_top_k)
+        except EndpointError as exc:
+            if exc.status != 200:
+                raise
+        return self._top(client, prompt, self.max_top_k)
 
     def _score_topk(self, client: httpx.Client, task: Task, item: Item, prompt: str,
                     texts: Sequence[str]) -> np.ndarray:
