@@ -81,6 +81,48 @@ def test_a_backup_copied_over_the_session_while_label_runs_is_refused_and_nothin
                            "ON i.idx = l.idx").fetchall() == [first]
 
 
+def test_a_copy_that_labels_the_asked_item_is_refused_not_told_as_labelled_meanwhile(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A copy of the session in which the item now asked has another label (written
+    elsewhere) copied over the file while ``label`` waits for its answer: the answer is
+    refused as a file put back, and the refusal is what the run says (exit 2, one
+    message naming the sheet that keeps the answer saved before the copy). QA: the
+    label read again after the refusal found the copy's label, the run said "not saved:
+    item ... was labelled 'negative' meanwhile (another labelling run or an import)",
+    went on and ended with exit 0, and the sheet was named nowhere."""
+    env = cli_env(tmp_path)
+    db, copy = tmp_path / "s.db", tmp_path / "copy.db"
+    cli_session(pool_files, db, env, 4)
+    shutil.copyfile(db, copy)
+    with Session.open(copy) as other:  # the copy's own write: the second item labelled
+        second = other.pending()[1].item_id
+        other.add_label(second, 0, source="api")
+    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write("1\n")  # the first answer: saved
+        proc.stdin.flush()
+        wait_for_question(proc, "2/4")
+        subprocess.run(["cp", str(copy), str(db)], check=True)  # the copy put over it
+        out, err = proc.communicate("2\n", timeout=60)  # 'positive' for the second item
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, (out, err)
+    assert "meanwhile" not in out + err and "not saved:" not in out, (out, err)
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert "content was replaced" in err and "written to elsewhere" in err, err
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    assert str(sheet) in err, err
+    with sheet.open(newline="", encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) == 1  # the first answer, kept
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        assert con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
+                           "ON i.idx = l.idx").fetchall() == [(second, 0)]  # the copy's
+
+
 def _label_copy_over_and_refuse(db: Path, copy: Path, label: int, *, next_item: int,
                                 words: str) -> None:
     """In process: label ``db``'s first pending item ``label``, copy ``copy`` over the

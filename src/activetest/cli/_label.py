@@ -393,12 +393,8 @@ def _judge_blind(s: Any, keys_in: _Keys, help_line: str) -> tuple[int, int]:
                 change = s.judge(a.item_id, y, target=spec, source="cli")
         except (SessionLockedError, SessionReadOnlyError, SessionWriteError) as exc:
             _unsaved(exc, s, y, f"answer {letter} of item {a.item_id!r}")
-        except SessionError:  # incl. LabelError
-            if spec is None:
-                other = s.labels().get(a.item_id)
-            else:
-                got = s.store.judgments(role).get(a.index)
-                other = None if got is None else int(got.label)
+        except SessionError as exc:  # incl. LabelError
+            other = _labelled_meanwhile(exc, s, a, role)
             if other is None:
                 raise
             _not_saved(s, a.item_id, y, other, f" (its answer {letter})")
@@ -449,8 +445,8 @@ def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) 
             change = s.add_label(a.item_id, y, source="cli", overwrite=False)
         except (SessionLockedError, SessionReadOnlyError, SessionWriteError) as exc:
             _unsaved(exc, s, y, f"item {a.item_id!r}")
-        except SessionError:  # incl. LabelError
-            other = s.labels().get(a.item_id)
+        except SessionError as exc:  # incl. LabelError
+            other = _labelled_meanwhile(exc, s, a)
             if other is None:
                 raise
             _not_saved(s, a.item_id, y, other)
@@ -462,6 +458,37 @@ def _answer_all(s: Any, pending: Sequence[Any], keys_in: _Keys, help_line: str) 
         _out.print(f"saved: {_escape(s.task.class_names[y])}")
         i += 1
     return answered
+
+
+def _labelled_meanwhile(exc: Exception, s: Any, a: Any, role: str = "target") -> int | None:
+    """The label (``role`` ``target``) or judgment (``compare:<spec>``) that another run
+    or an import gave meanwhile to the drawn item ``a`` whose answer was just refused
+    with ``exc``; None where there is none to say, and the caller raises ``exc`` itself.
+
+    A refusal of the file itself (replaced or put back, damaged, not a session) is said
+    as it is, without reading again: a file put back could hold a label for the item,
+    and the refusal, with the sheet of the answers it no longer holds, was told as
+    "labelled meanwhile" and the run went on. A read that fails (a damaged or replaced
+    file, a lock) raised its own error in place of the first, or a traceback: it says
+    nothing now, and ``exc`` is said."""
+    import sqlite3
+
+    from activetest.session.store import (
+        NotASessionError,
+        SchemaVersionError,
+        SessionError,
+        SessionFileReplacedError,
+    )
+
+    if isinstance(exc, (SessionFileReplacedError, NotASessionError, SchemaVersionError)):
+        return None
+    try:
+        if role == "target":
+            return s.labels().get(a.item_id)
+        got = s.store.judgments(role).get(a.index)
+    except (SessionError, sqlite3.Error, OSError):
+        return None
+    return None if got is None else int(got.label)
 
 
 def _unsaved(exc: Exception, s: Any, y: int, what: str) -> NoReturn:
