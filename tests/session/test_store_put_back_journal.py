@@ -87,6 +87,57 @@ def test_a_backup_copied_over_an_answer_left_in_the_journal_is_refused_with_it_k
                            "ON i.idx = l.idx").fetchall() == first
 
 
+def test_a_copy_written_to_elsewhere_as_often_is_refused_under_the_journal(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A copy of the session taken before ``label`` ran, written to elsewhere once (a
+    label of another item), copied over the file while the run's first answer was still
+    in the journal: its mark is as far forward as the run's commit, which a fold of the
+    journal would give, but it is not that commit (its token). QA: taken for a fold,
+    the next answer was said "saved" into a mix of the copy and the journal. Now it is
+    refused as a copy written to elsewhere, the first answer in the sheet beside it."""
+    from activetest.session.workflow import Session
+
+    env = cli_env(tmp_path)
+    db, copy = tmp_path / "s.db", tmp_path / "copy.db"
+    cli_session(pool_files, db, env, 4)
+    shutil.copyfile(db, copy)
+    with Session.open(copy) as other:  # one write elsewhere: the last item labelled
+        last = other.pending()[-1].item_id
+        other.add_label(last, 0, source="api")
+    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    try:
+        wait_for_question(proc, "1/4")
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True,
+                                                isolation_level=None)) as reader:
+            reader.execute("BEGIN")  # a snapshot from before the answer, held
+            assert reader.execute("SELECT COUNT(*) FROM labels").fetchone() == (0,)
+            proc.stdin.write("1\n")  # the first answer: saved, but not folded in
+            proc.stdin.flush()
+            wait_for_question(proc, "2/4")
+            assert os.path.getsize(f"{db}-wal") > 0
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+                first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
+                                    "ON i.idx = l.idx").fetchall()
+            reader.execute("COMMIT")
+        subprocess.run(["cp", str(copy), str(db)], check=True)  # the copy put over it
+        out, err = proc.communicate("2\n", timeout=60)  # the next answer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, (out, err)
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert "content was replaced" in err and "written to elsewhere" in err, err
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    assert str(sheet) in err
+    with sheet.open(newline="", encoding="utf-8") as f:
+        assert [(r["item_id"], int(r["label"])) for r in csv.DictReader(f)] == first
+    assert db.read_bytes() == copy.read_bytes()  # the copy's content, untouched
+    assert count_rows(db, "labels") == 1 and count_rows(db, "acquisitions") == 4
+
+
 def test_a_file_moved_forward_by_another_writer_under_the_journal_is_not_put_back(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     """The other side: this store's fold held off by a reader's snapshot, then another

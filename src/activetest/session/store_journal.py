@@ -32,8 +32,17 @@ next read refused); and a file read while a fold is under way is read again once
 has ended (at most :data:`FOLD_WAIT_S`: a fold cut off by a killed process stays
 "under way" until the next one).
 
+A file whose mark moved forward is a fold's only where it can be: a mark as far
+forward as this store's commit in the journal is that commit's (its token); another
+one there is a copy of this session written to elsewhere as many times, refused as
+such (QA: it was taken for a fold, and the next write went into a mix of the copy and
+the journal).
+
 Not seen: a copy made within the file system's timestamp granularity of the fold (a
-few milliseconds) with the same size and the same mark as the file had; a journal
+few milliseconds) with the same size and the same mark as the file had; a copy of this
+session written to elsewhere more times than this store wrote (its mark beyond this
+store's, as another process's later commit folded in makes it: telling them apart
+would read the file's history, which a fold under way writes after the mark); a journal
 another process left unfolded (that process sees it at its write); a connection of
 another process that still holds the old journal open and folds it when it closes
 last (the journal is emptied in place, so that fold finds no frame to copy).
@@ -179,6 +188,11 @@ def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
         if now is None or now.mark is None:
             return "", now
         if now.mark.created == old.created and now.mark.count > old.count:
+            if seen is not None and now.mark.count == seen.count and now.mark != seen:
+                # as far forward as this store's own commit, but not it: a copy of this
+                # session written to elsewhere as many times (QA: taken for a fold, the
+                # next write went into a mix of the copy and the journal)
+                return mark_gap(now.mark, seen), None
             return "", now  # folded forward (a commit of the journal, now in the file)
         if now.folding and time.monotonic() < deadline:
             last = None  # a fold under way: read again once it has ended
