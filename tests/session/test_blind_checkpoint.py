@@ -639,3 +639,55 @@ def test_a_state_written_before_the_digest_is_computed_again_once(
         s.label_from_data()
         _same(_estimate(s, monkeypatch, True), _estimate(s, monkeypatch, False, record=False))
         assert computed[0] == (60, 50)  # the state stored again: continued
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+def test_a_sampler_restored_from_an_edited_checkpoint_lends_no_arrays_to_the_state(
+        pool200: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        kw: dict[str, Any]) -> None:
+    """The state continued by an estimate takes its design's per-item arrays (``s``,
+    ``g``, ``aux``) from the session's sampler where that is at the state's refit; they
+    were trusted for their refit count alone. The sampler here is restored from a
+    design checkpoint whose ``s`` column was edited in the file (a checkpoint that
+    stores its per-item columns, as every file before 2026-12-03 did): the state's
+    digests of its own arrays tell them apart, its own columns are read instead, and
+    the estimate is the one computed from the first draw, to the last bit (before: the
+    edited arrays continued the curves, silently)."""
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    monkeypatch.setattr(AdaptiveDesign, "redoable", property(lambda self: False))
+    db = tmp_path / "a.db"
+    with _create(pool200, db, **kw) as s:
+        for n in (20, 15, 3, 10, 13, 1):  # each select refits, the next one does not
+            s.select(n)
+            s.label_from_data()
+        _estimate(s, monkeypatch, True)  # stores the state at 62
+        refits = int(s.store.design_draws()[-1][4])
+        with monkeypatch.context() as mp:  # draws past the state, which stays at 62
+            mp.setattr(blind_checkpoint, "save", lambda *a, **k: False)
+            s.select(6)
+        assert int(s.store.design_draws()[-1][4]) == refits  # the sampler at its refit
+        s.label_from_data()
+        assert blind_checkpoint.stored_k(s.store) == 62
+    from activetest.session import columns as cols
+
+    con = sqlite3.connect(db)
+    with con:  # the design checkpoint's s, edited in place with its layout
+        info = cols.column_info(con, "checkpoint:s")
+        assert info is not None
+        values = cols.read_column(con, info)[:, 0] * 1.5 + 1e-3
+        assert cols.overwrite_column(con, "checkpoint:s", values)
+    con.close()
+    loaded: list[bool] = []
+    real = blind_checkpoint.load
+
+    def load(*args: Any, **k: Any) -> Any:
+        got = real(*args, **k)
+        loaded.append(got is not None)
+        return got
+
+    monkeypatch.setattr(blind_checkpoint, "load", load)
+    with Session.open(db) as s:
+        got = _estimate(s, monkeypatch, True, record=False)
+        assert loaded and loaded[0]  # continued, with its own arrays
+        _same(got, _estimate(s, monkeypatch, False, record=False))

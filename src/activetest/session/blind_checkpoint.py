@@ -30,7 +30,10 @@ per-item arrays are chunked columns ``blindspot:*`` (:mod:`activetest.session.co
 of files that have them (schema 4); older files are never written here. The replayed
 design's per-item arrays (``s``, ``g``, ``aux``) are not written where they are the
 session's sampler's at the same refit (``shared``, :func:`save`): the next command's
-sampler, restored from the design's checkpoint, has them again.
+sampler, restored from the design's checkpoint, has them again; their digests are kept
+all the same, and a sampler's arrays are taken only where they are those (a sampler
+restored from a checkpoint edited in the file is not at a state's refit for its count
+alone: the state's own columns are read, or a shared state is not used).
 A session compared at creation keeps in the same state each draw's second-moment sums
 of the paired differences (their variance floor, ``second_sums`` in the blob; the
 moments' digest in the key), so its floor continues with the curves. Every state keeps
@@ -216,8 +219,9 @@ def load(store: SessionStore, key: str, rows: Sequence[int], N: int,
     (:meth:`activetest.stats.adaptive.AdaptiveSampler.design_states`: the live one and
     the one before the sampler's refit); where one has the stored state's refit count,
     its per-item arrays are those (shared, not read: the same refit of the same labels
-    gave both). A state saved without its design's per-item arrays (:func:`save`,
-    ``shared``) loads only so.
+    gave both) where they have the digests the state keeps of its own (else its own
+    columns are read; a state that did not write them is not used). A state saved
+    without its design's per-item arrays (:func:`save`, ``shared``) loads only so.
     ``per_item=False``: the design's per-item arrays (``s``, ``g``, ``aux``) are not
     read (None): the caller continues with a live run's state
     (:class:`activetest.stats.blindspot_replay.RunDraws`)."""
@@ -351,6 +355,30 @@ def _read_verified(store: SessionStore, data: dict[str, np.ndarray], name: str,
     return out
 
 
+def _design_columns(st: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
+    """A design state's per-item arrays by their column names: ``s``, ``g`` and each
+    row of ``aux`` (``aux:0``, ...)."""
+    return [("s", st["s"]), ("g", st["g"])] + [(f"aux:{r}", st["aux"][r])
+                                               for r in range(st["aux"].shape[0])]
+
+
+def _digested(data: dict[str, np.ndarray], st: dict[str, np.ndarray]) -> bool:
+    """Whether the design state ``st``'s per-item arrays (a sampler's, at the stored
+    state's refit) have the digests the state's verified arrays ``data`` keep of its
+    own: they are those the state was computed with, checked as the columns it wrote
+    are (:func:`_read_verified`). False where one differs, or the state keeps none (a
+    state written before it kept them where it shared the sampler's arrays).
+
+    QA: the arrays taken from the sampler were trusted for having its refit count, so a
+    stored state changed in the file that still loaded (a sampler restored from an
+    edited checkpoint) was continued with other arrays than its own, silently."""
+    for name, values in _design_columns(st):
+        want = data.get(_column_member(name))
+        if want is None or not np.array_equal(want, _column_digest(values)):
+            return False
+    return True
+
+
 def _decode(store: SessionStore, key: str, k: int, blob: bytes, rows: Sequence[int], N: int,
             design_now: Sequence[dict[str, np.ndarray]] | dict[str, np.ndarray] | None,
             per_item: bool = True) -> CurveState | None:
@@ -375,12 +403,12 @@ def _decode(store: SessionStore, key: str, k: int, blob: bytes, rows: Sequence[i
     same = _same_refit(design_now, int(design["ist"][1]), N, naux)
     if not per_item:
         design["s"] = design["g"] = design["aux"] = None  # type: ignore[assignment]
-    elif same is not None:
+    elif same is not None and _digested(data, same):
         for name in ("s", "g", "aux"):  # the same refit: the same arrays
             design[name] = same[name]
     elif shared:
         raise ValueError("the blind-spot state's design arrays were the sampler's, and "
-                         "no sampler state at its refit is given")
+                         "no sampler state at its refit with their digests is given")
     else:
         design["s"] = column("s")
         design["g"] = column("g")
@@ -472,12 +500,13 @@ def save(store: SessionStore, key: str, state: CurveState, *,
         arrays["least_q"] = np.ascontiguousarray(state.least_q[:state.k])
     running = [("Q", state.exposure)]
     running += [(f"wg{j}", x) for j, x in enumerate(state.control_sums) if x is not None]
-    design = [("s", st["s"]), ("g", st["g"])]
-    design += [(f"aux:{r}", st["aux"][r]) for r in range(st["aux"].shape[0])]
+    design = _design_columns(st)
     # each column's digest is of the state's values (kept ones too: a kept column that
-    # is not these values fails its check at load, and the state is not used)
+    # is not these values fails its check at load, and the state is not used); the
+    # design's also where they are the sampler's, not written (checked against the
+    # sampler's arrays at load, :func:`_digested`)
     blob = _blob(key, arrays, state.out, state.k, state.delta, state.loss_cap,
-                 running + ([] if shared else design))
+                 running + design)
     with contextlib.suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
         with store.transaction() as c:
             c.execute(_SCHEMA)
