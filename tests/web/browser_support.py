@@ -153,6 +153,39 @@ def message(driver: Any) -> tuple[str, list[str]]:
     return str(text), list(isolated)
 
 
+#: Installed in a page by :func:`record_calls`: each ``api/...`` call the page makes from
+#: then on, in the order made, with the HTTP status of its answer (null: not answered
+#: yet; 0: no answer, the server did not answer).
+_RECORD = """
+if (!window.__calls) {
+  const calls = window.__calls = [];
+  const real = window.fetch;
+  window.fetch = function (url) {
+    const c = {name: String(url).replace(/^.*api\\//, ""), status: null};
+    calls.push(c);
+    return real.apply(this, arguments).then(
+      (r) => { c.status = r.status; return r; }, (e) => { c.status = 0; throw e; });
+  };
+}
+"""
+
+
+def record_calls(driver: Any) -> None:
+    """Record the ``api/...`` calls the page makes from now on (see :func:`calls_made`);
+    a reload ends it. For a test that checks that nothing was sent or kept wrongly: it
+    waits for the page's own calls (a resend, refused again) as the evidence that the
+    page had the chance to do the wrong thing, not for a fixed time."""
+    driver.execute_script(_RECORD)
+
+
+def calls_made(driver: Any, name: str) -> list[int | None]:
+    """The HTTP statuses of the page's calls to ``api/name`` since :func:`record_calls`,
+    in the order made (None: not answered yet; 0: no answer)."""
+    return list(driver.execute_script(
+        "return (window.__calls || []).filter((c) => c.name === arguments[0])"
+        ".map((c) => c.status)", name))
+
+
 #: Installed in a page by :func:`watch`: the times (the page's ``performance.now()``, ms)
 #: its event loop ran a 100 ms timer, and those it sent ``api/alive``.
 _WATCH = """

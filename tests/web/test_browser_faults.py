@@ -58,6 +58,21 @@ def _message(driver: Any) -> str:
     return bs.message(driver)[0]  # textContent: an id's <bdi> keeps it
 
 
+def _resent(driver: Any, status: int) -> None:
+    """Wait until the page, its answer kept (``saving`` 1), has sent ``api/answers`` again
+    after one answered ``status`` (0: the server did not answer) from now on: evidence
+    that it had the chance to drop the answer, or to store it, not a fixed time (QA: a
+    fixed sleep, on a loaded machine, passed before the page had tried again). Returns
+    early should the page stop keeping it: the caller's check then says so."""
+    bs.record_calls(driver)
+
+    def again() -> bool:
+        made = bs.calls_made(driver, "answers")
+        return _saving(driver) != 1 or status in made[:-1]
+
+    _until(again)
+
+
 def _free_port() -> int:
     """A free port below the system's ephemeral range: a port the kernel hands out for
     ``bind(0)`` or an outgoing connection could, once its server is killed, be taken by
@@ -122,7 +137,7 @@ def test_answers_kept_through_a_restart_reach_the_server_serving_the_same_addres
     try:
         _until(lambda: "no longer served" in _message(driver))
         assert f"--token {TOKEN}" in _message(driver) and f"--port {port}" in _message(driver)
-        time.sleep(2.5)  # a retry or two more: still kept, nothing stored
+        _resent(driver, 404)  # refused again, sent again: still kept, nothing stored
         assert _saving(driver) == 1 and _answers(made.db) == {k: v for k, v in given.items()
                                                              if k != item}
     finally:
@@ -380,7 +395,7 @@ def test_a_write_error_keeps_the_answer_and_sends_it_again(driver: Any, tmp_path
         bs.press(driver, "2")
         _until(lambda: "cannot write the session file" in _message(driver))
         assert _saving(driver) == 1 and "kept in this tab" in _message(driver)
-        time.sleep(2.5)  # sent again, refused again: still kept, nothing stored
+        _resent(driver, 503)  # refused again, sent again: still kept, nothing stored
         assert _saving(driver) == 1 and _answers(made.db) == {first: 0}
         resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space again
         _until(lambda: _saving(driver) == 0)
@@ -628,7 +643,7 @@ def test_an_undo_behind_answers_not_sent_says_it_waits_and_is_done_once_they_are
     assert "undo" in driver.find_element("id", "unsent").text
     bs.press(driver, "u")
     _until(lambda: "already waits" in _message(driver))
-    time.sleep(2.5)  # resent meanwhile: still waiting, the item shown unchanged
+    _resent(driver, 0)  # resent meanwhile: still waiting, the item shown unchanged
     assert "undo waits for 1 answer(s)" in undo.text and bs.page_state(driver) == ("ready", shown)
     again, _ = start_child(made.db, tmp_path, *args, "--token", token)
     try:
