@@ -363,9 +363,18 @@ def test_more_than_nine_levels_take_two_keys_for_one_item(driver: Any, tmp_path:
         bs.press(driver, "\n")  # (or the pause took it first: the same answer)
         bs.wait_for(driver, "ready", not_item=third)
         _until(lambda: _answers(db) == {first: 11, second: 2, third: 0})
+        shown = bs.page_state(driver)
         bs.press(driver, "15")  # no level 15: said, nothing stored
         _until(lambda: "no level 15" in _message(driver))
-        time.sleep(0.5)
+        # the page's pause for a second digit (1.2 s) run out by its own clock (a timer
+        # set after it fires after it): a digit still held would have been taken, the
+        # answer kept to send and the next item shown (a fixed 0.5 s look came before)
+        driver.execute_script(
+            "window.__paused = null; setTimeout(() => { window.__paused = ["
+            "document.body.dataset.state, document.body.dataset.item, "
+            "document.body.dataset.saving]; }, 1300)")
+        paused = _until(lambda: driver.execute_script("return window.__paused"), 10)
+        assert paused == [*shown, "0"], paused
         assert len(_answers(db)) == 3
 
 
