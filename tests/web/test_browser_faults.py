@@ -727,7 +727,9 @@ def test_answers_kept_for_another_name_are_kept_not_dropped_nor_sent_as_this_one
         finally:
             con.execute("COMMIT")
             con.close()
-        time.sleep(3)  # zoe's page goes on; walker's answer is not sent as hers
+        # zoe's page goes on: it shows her an item (its calls queued before it answered)
+        # with nothing of hers left to send; walker's answer is not sent as hers
+        _until(lambda: bs.page_state(driver)[0] == "ready" and _saving(driver) == 0)
         with Session.open(made.db) as s:
             assert not Annotators(s).annotations(include_undone=True)
         driver.execute_script(f"localStorage.setItem({name_key}, 'walker')")
