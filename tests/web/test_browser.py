@@ -5,7 +5,6 @@ with the reason, where chromium or chromedriver is absent (CI installs both)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -529,6 +528,8 @@ def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
     answers were stored under the first's name)."""
     import sqlite3
 
+    from selenium.webdriver.support.ui import WebDriverWait
+
     made = classification(tmp_path)
     with running(made.db, batch=5, busy_timeout=0.3) as server:
         bs.fresh(driver)
@@ -540,19 +541,25 @@ def test_another_person_at_the_browser_signs_in_with_their_own_name(driver: Any,
         try:
             bs.press(driver, "1")
             bs.wait_for(driver, "ready", not_item=first)
+            bs.record_calls(driver)  # (a reload ends the record)
             said, isolated = driver.execute_script(  # walker's answer is not saved yet:
                 "arguments[0].click(); const m = document.getElementById('message'); "
                 "return [m.textContent, Array.from(m.querySelectorAll('bdi'), "
                 "(b) => b.textContent)]", button)  # refused (read at once: a resend's follows)
             assert "walker are not saved yet" in said and "once they are" in said, said
             assert isolated == ["walker"], isolated  # the name in a <bdi>
-            time.sleep(0.5)
+            # the page goes on: walker's answer sent again, refused again (the file is
+            # locked), by the same page, not reloaded (a fixed 0.5 s look passed a reload
+            # a moment later)
+            recorded = "return Boolean(window.__calls)"
+            WebDriverWait(driver, bs.WAIT_SECONDS).until(
+                lambda d: 503 in bs.calls_made(d, "answers")[:-1]
+                or not d.execute_script(recorded))
+            assert driver.execute_script(recorded), "the page was reloaded"
             assert bs.page_state(driver)[0] == "ready"  # not reloaded
         finally:
             lock.execute("COMMIT")
             lock.close()
-        from selenium.webdriver.support.ui import WebDriverWait
-
         WebDriverWait(driver, bs.WAIT_SECONDS).until(
             lambda d: d.execute_script("return document.body.dataset.saving") == "0")
         driver.find_element("id", "rename").click()
