@@ -129,6 +129,14 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
             assert warning in driver.find_element("tag name", "header").text
         held = claims(made.db)["ann"]
         driver.switch_to.window(next(h for h in driver.window_handles if h != one))
+        # what the second tab does as it goes, kept where the first reads it: a call to
+        # api/release, and the end of its pagehide (a listener added after the page's)
+        driver.execute_script(
+            "localStorage.removeItem('__released'); localStorage.removeItem('__gone'); "
+            "const real = window.fetch; window.fetch = function (url) { "
+            "if (String(url).endsWith('api/release')) { localStorage.setItem('__released', "
+            "'1'); } return real.apply(this, arguments); }; "
+            "addEventListener('pagehide', () => localStorage.setItem('__gone', '1'));")
         driver.close()  # the second tab goes: the first still shows ann's items
         driver.switch_to.window(one)
         deadline = time.monotonic() + 60
@@ -136,7 +144,12 @@ def test_a_second_tab_of_one_person_is_said_in_both_and_closing_it_keeps_the_ite
                 time.monotonic() < deadline:
             time.sleep(0.1)
         assert warning not in driver.find_element("tag name", "header").text
-        time.sleep(1.0)  # a release would have come by now
+        # its page went (its pagehide done) without a call to api/release (a fixed 1 s
+        # wait, on a loaded machine, could end before a release reached the server)
+        gone = "return [localStorage.getItem('__gone'), localStorage.getItem('__released')]"
+        assert _until(lambda: driver.execute_script(gone)[0], bs.WAIT_SECONDS), \
+            "the second tab's pagehide never ended"
+        assert driver.execute_script(gone) == ["1", None], "the closed tab sent api/release"
         assert claims(made.db).get("ann") == held
         driver.get("about:blank")  # the last tab goes: its items go back
         deadline = time.monotonic() + 60
