@@ -614,6 +614,79 @@ def test_answers_alike_but_for_spacing_are_one_answer_on_the_page_too(
         assert s.labels()[it.item_id] == 1
 
 
+def _paired_of(tmp_path: Path, target: str, other: str, n: int = 4) -> Path:
+    """A paired session of ``n`` items whose target answered ``target`` and whose
+    compared target answered ``other`` on each (the stored texts, as written)."""
+    pool = [{"id": f"q{i}", "question": "Capital of Japan?", "context": f"c {i}",
+             "references": ["Tokyo"], "answer": target} for i in range(n)]
+    rows = [{"id": f"q{i}", "question": "Capital of Japan?", "answer": other}
+            for i in range(n)]
+    for name, recs in (("pool.jsonl", pool), ("b.jsonl", rows)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in recs),
+                                     encoding="utf-8")
+    db = tmp_path / "p.db"
+    Session.create(db, pool=tmp_path / "pool.jsonl", task="squad", target="pool",
+                   surrogate="uniform", seed=1, progress=False,
+                   compare=[f"answers:{tmp_path / 'b.jsonl'}"]).close()
+    return db
+
+
+def test_answers_that_look_alike_but_differ_as_stored_are_two_answers_as_the_store_reads(
+        tmp_path: Path) -> None:
+    """The page's same-text check follows the store's rule (compare_graded.same_answer:
+    whitespace collapsed, nothing else) on the stored texts: "café" in its composed and
+    its decomposed form look the same on the page but are two stored answers, judged
+    on their own by the store, an import and the terminal; the page takes them judged
+    apart too (refusing them would refuse what every other way of labelling keeps),
+    and the store keeps both judgments."""
+    import unicodedata
+
+    composed = unicodedata.normalize("NFC", "Café de Tokyo")
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert composed != decomposed
+    db = _paired_of(tmp_path, composed, decomposed)
+    with Session.open(db) as s:
+        a = Annotators(s, batch=4, budget=4)
+        it = a.next_item("alice")
+        spec = s.compared_targets()[0]
+        order = a._item_row(s.store._conn, a._item_state(
+            s.store._conn, s.store.index_of(it.item_id)))[1]
+        levels = [0 if role == "target" else 1 for role in order]
+        assert a.answer("alice", it.item_id, levels)
+        row = s.store.index_of(it.item_id)
+        assert s.store.labels()[row].label == 0
+        assert s.store.judgments(f"compare:{spec}")[row].label == 1
+
+
+def test_the_same_text_check_reads_the_one_items_stored_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's same-text check reads the item's own stored answers: it read every
+    answer of every role (through the page's display) to check one item, 0.33 CPU s an
+    answer at 20,000 items (a paired session; measured on a shared 2-core machine); the
+    whole-role read is counted here (a spy that reads through), and none is made."""
+    from activetest.session.store import SessionStore
+
+    db = _paired_of(tmp_path, "Tokyo", "Tokyo  ")
+    whole: list[str] = []
+    real = SessionStore.answers
+
+    def counted(self: SessionStore, role: str = "target") -> dict[int, object]:
+        whole.append(role)
+        return real(self, role)
+
+    with Session.open(db) as s:
+        a = Annotators(s, batch=4, budget=4)
+        it = a.next_item("alice")
+        st = a._item_state(s.store._conn, s.store.index_of(it.item_id))
+        order = a._item_row(s.store._conn, st)[1]
+        monkeypatch.setattr(SessionStore, "answers", counted)
+        c = s.store._conn
+        with pytest.raises(LabelError, match="two of its answers are the same text"):
+            a._check_same_texts(c, st, order, dict(zip(order, (0, 1), strict=True)), it.item_id)
+        a._check_same_texts(c, st, order, dict(zip(order, (1, 1), strict=True)), it.item_id)
+        assert whole == []
+
+
 def _reach(a: Annotators, who: str, item_id: str) -> None:
     """``who`` answers "correct" to the items offered before ``item_id`` (an overlap
     session's: those another answered), until ``item_id`` is theirs."""

@@ -82,7 +82,12 @@ from activetest.session.annotator_records import (
     names_no_one,
     read_annotations,
 )
-from activetest.session.compare_graded import AlikeConflict, alike_conflict, shown_order
+from activetest.session.compare_graded import (
+    AlikeConflict,
+    alike_conflict,
+    same_answer,
+    shown_order,
+)
 from activetest.session.records import RESOLVE_RULES, LabelError
 from activetest.session.store import LabelChange, now
 
@@ -667,7 +672,7 @@ class Annotators:
                 raise LabelError(f"item {item_id!r}: expected {len(order)} level(s) in "
                                  f"1..{C}, got {[v + 1 for v in levels]}")
             given = dict(zip(order, levels, strict=True))
-            self._check_same_texts(st, order, given, item_id)
+            self._check_same_texts(c, st, order, given, item_id)
             lab = self._label_of(c, st.index)
             if lab is not None and not lab[1].startswith(_SOURCE):
                 raise LabelError(f"item {item_id!r} was labelled "
@@ -726,26 +731,34 @@ class Annotators:
             f"this one; to change item {st.item_id!r}, press u {len(later) + 1} times (the "
             f"{len(later)} item(s) you answered after it come back to be answered again)")
 
-    def _check_same_texts(self, st: ItemState, order: Sequence[str], given: Mapping[str, int],
-                          item_id: str) -> None:
-        """Two answers of one item with the same text (two targets that answered alike;
-        whitespace collapsed, as :func:`~activetest.session.compare_graded.same_answer`
-        reads it) are one answer: they must get the same level (as an import counts
-        identical answers judged differently as a disagreement)."""
+    def _check_same_texts(self, c: Any, st: ItemState, order: Sequence[str],
+                          given: Mapping[str, int], item_id: str) -> None:
+        """Two answers of one item with the same text (two targets that answered alike)
+        are one answer: they must get the same level (as an import counts identical
+        answers judged differently as a disagreement).
+
+        The same text is the store's rule, :func:`~activetest.session.compare_graded.same_answer`
+        (whitespace collapsed, case and Unicode form kept), on the stored texts, read
+        for this row only (``c``: the open transaction): what the store's one-judgment
+        check (:func:`~activetest.session.compare_graded.alike_conflict`), the terminal
+        and an import compare. (Read through the page's display, every answer of every
+        role was read to check one item: 0.33 CPU s an answer of a paired session of 20,000
+        items.)"""
         if not self.s.graded or len(order) < 2:
             return
-        shown = {role: str(self.s._display_items([st.index], role)[0].fields.get("answer", ""))
-                 for role in order}
-        first: dict[str, str] = {}
-        for role in order:
-            text = shown[role]
-            key = " ".join(text.split())  # same_answer's rule: the store's check is the same
-            if key in first and given[first[key]] != given[role]:
+        stored = {role: "" for role in order}  # no answer stored: "", as displayed
+        for role, text in c.execute(
+                f"SELECT role, answer FROM answers WHERE idx = ? AND role IN "
+                f"({', '.join('?' * len(order))})", (st.index, *order)):
+            stored[str(role)] = str(text)
+        for k, role in enumerate(order):
+            same = next((r for r in order[:k] if same_answer(stored[r], stored[role])), None)
+            if same is not None and given[same] != given[role]:
                 raise LabelError(
-                    f"item {item_id!r}: two of its answers are the same text ({text[:60]!r}) "
-                    f"but were given different levels ({self.levels[given[first[key]]]!r} "
-                    f"and {self.levels[given[role]]!r}); give the same answer the same level")
-            first.setdefault(key, role)
+                    f"item {item_id!r}: two of its answers are the same text "
+                    f"({stored[role][:60]!r}) but were given different levels "
+                    f"({self.levels[given[same]]!r} and {self.levels[given[role]]!r}); give "
+                    f"the same answer the same level")
 
     def answer_and_next(self, annotator: str, item_id: str, levels: Sequence[int],
                         ) -> tuple[list[Annotation], Assignment | None]:
@@ -761,9 +774,9 @@ class Annotators:
                         ahead: int = 0) -> tuple[list[Annotation], list[Assignment]]:
         """:meth:`answer`, then :meth:`held` (``ahead`` items beyond the next), in ONE
         transaction, as :meth:`answer_and_next`."""
-        with self._transaction() as c:
+        with self._transaction():
             rows = self.answer(annotator, item_id, levels)
-            items, failed = self._held_after_answers(c, annotator, ahead)
+            items, failed = self._held_after_answers(annotator, ahead)
         if failed is not None:
             raise failed
         return rows, items
@@ -779,7 +792,7 @@ class Annotators:
         committed and its error is raised carrying them (``answers_saved``: the results).
         """
         results: list[list[Annotation] | LabelError] = []
-        with self._transaction() as c:
+        with self._transaction():
             for item_id, levels in answers:
                 try:  # (the store's savepoint: what it noted of a refusal is undone too)
                     with self.s.store.savepoint("one_answer"):
@@ -788,7 +801,7 @@ class Annotators:
                     results.append(exc)
                 else:
                     results.append(rows)
-            items, failed = self._held_after_answers(c, annotator, ahead)
+            items, failed = self._held_after_answers(annotator, ahead)
         if failed is not None:
             # the answers are committed: the caller can say so (QA: the page was told
             # "not saved" of answers that were, when the next item could not be drawn)
@@ -796,11 +809,13 @@ class Annotators:
             raise failed
         return results, items
 
-    def _held_after_answers(self, c: Any, annotator: str, ahead: int
+    def _held_after_answers(self, annotator: str, ahead: int
                             ) -> tuple[list[Assignment], Exception | None]:
-        """:meth:`held` in a savepoint of the open transaction ``c``: if it fails, only
-        it is undone (the answers before it stand; a draw in it is forgotten) and the
-        error is given back for the caller to raise after the commit."""
+        """:meth:`held` in a savepoint of the open write transaction (the store's: held
+        joins it, as every write of the store does, so it reads and claims through the
+        transaction's connection): if it fails, only it is undone (the answers before it
+        stand; a draw in it is forgotten) and the error is given back for the caller to
+        raise after the commit."""
         try:
             with self.s.store.savepoint("next_item"):
                 items, failed = self.held(annotator, ahead), None
