@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import sqlite3
 import urllib.error
 import urllib.request
 from importlib import resources
@@ -1194,3 +1195,45 @@ def test_server_options_are_one_checked_frozen_record(tmp_path: Path) -> None:
         assert server.server_options.adjudicators == {"judge"} == server.adjudicators
         assert server.silent_seconds == 40.0 and server.server_options.token is None
         assert Client(server.url, "judge").ok("POST", "hello")["adjudicator"] is True
+
+
+def test_pages_that_only_ask_write_nothing_and_wait_for_no_lock(tmp_path: Path) -> None:
+    """A page with nothing to label asks ``api/next`` again after each ``api/wait`` (every
+    page at once, at each change), an adjudicator's page lists the disagreements, a page
+    closed with nothing at hand gives its items back: each was a commit (two for a
+    ``done`` reply: the next item's transaction and the count of items waiting for
+    others), the file's write mark moved and the call waited for the write lock, so the
+    waiting pages contended with the one labelling. Now the asks after a first "nothing
+    for you" only read: answered while another process holds the write lock, the mark
+    where it was, the replies the same."""
+    made = classification(tmp_path, n=20)
+    with running(made.db, batch=4, budget=4, overlap=1.0, busy_timeout=1.0,
+                 adjudicators=["adj"]) as server:
+        ann, bob, carol = (Client(server.url, w) for w in ("ann", "bob", "carol"))
+        adj = Client(server.url, "adj")
+        for _ in range(4):  # every item asks for two annotators
+            ann.answer(ann.next()["item_id"], 1)
+        held = bob.ok("POST", "next", {"ahead": 3})
+        for it in [held["item"], held["ahead"][0]]:
+            bob.answer(it["item_id"], 2)  # two differ; bob holds the other two
+        for page in (carol, ann):  # each told "nothing for you" once: they wait, then ask
+            assert page.ok("POST", "next")["done"]
+        con = sqlite3.connect(made.db, timeout=0, isolation_level=None)
+        before = con.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
+        con.execute("BEGIN IMMEDIATE")  # another process writing
+        try:
+            waiting = carol.ok("POST", "next")  # nothing for carol: bob holds two
+            assert waiting["done"] and waiting["others_hold"] == 2
+            mine = ann.ok("POST", "next")  # ann answered all four: two wait for bob
+            assert mine["done"] and mine["others_needed"] == 2 and mine["unsettled"] == 2
+            listed = adj.ok("POST", "disagreements")
+            assert len({d["item_id"] for d in listed["disagreements"]}) == 2
+            assert set(listed["order"]) == {d["item_id"] for d in listed["disagreements"]}
+            assert carol.ok("POST", "release") == {"ok": True}  # she held nothing
+        finally:
+            con.execute("COMMIT")
+        assert con.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone() == before
+        con.close()
+        # and a page that has something to do still writes: bob's two come back to him
+        again = bob.ok("POST", "next", {"ahead": 3})
+        assert again["item"] and len(again["ahead"]) == 1

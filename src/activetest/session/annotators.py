@@ -362,6 +362,8 @@ class Annotators:
         self.roles: tuple[str, ...] = ("target", *(f"compare:{s}" for s in specs))
         self._ids = [it.id for it in session.items()]
         self._acq: list[Any] = []  # the draws read so far (see _acquisitions)
+        #: the annotators whose last ask found nothing for them (:meth:`held`)
+        self._idle: set[str] = set()
         if session.store.writable and not _has_schema(session.store):
             with session.store.transaction() as c:
                 for stmt in SCHEMA.split(";"):
@@ -452,8 +454,11 @@ class Annotators:
                 int(r[0]), int(r[1]), st.item_id, r[2], r[3], int(r[4]), r[5], r[6]))
         return st
 
-    def _item_row(self, c: Any, st: ItemState) -> tuple[int, tuple[str, ...]]:
-        """``(need, shown order of the roles)`` of a drawn item: stored the first time."""
+    def _item_row(self, c: Any, st: ItemState, keep: bool = True
+                  ) -> tuple[int, tuple[str, ...]]:
+        """``(need, shown order of the roles)`` of a drawn item: stored the first time
+        (``keep``; else, for a question that only reads, drawn as it would be stored: the
+        same seeded draws, nothing written)."""
         row = c.execute("SELECT need, shown_order FROM annotation_items WHERE idx = ?",
                         (st.index,)).fetchone()
         if row is not None:
@@ -462,6 +467,8 @@ class Annotators:
         u = np.random.default_rng([seed, st.step, _OVERLAP_STREAM]).random()
         need = self.reviews if u < self.overlap else 1
         order = list(shown_order(seed, st.step, self.roles))
+        if not keep:
+            return need, tuple(order)
         c.execute("INSERT INTO annotation_items (idx, step, need, shown_order, at) VALUES "
                   "(?, ?, ?, ?, ?)", (st.index, st.step, need, json.dumps(order), now()))
         return need, tuple(order)
@@ -502,18 +509,50 @@ class Annotators:
         if int(ahead) < 0:
             raise ValueError(f"ahead must be 0 or more items, got {ahead!r}")
         store = self.s.store
+        # a page told "nothing for you" asks again and again (api/next after each
+        # api/wait, every page at each change): each ask was a commit that waited for the
+        # write lock; asked again, it is read first (only the asks after a "nothing":
+        # the labelling flow's own asks go as they went)
+        if who in self._idle and self._nothing_for(who):  # read: nothing for them still
+            return []
         with self._transaction() as c:
             c.execute("DELETE FROM annotation_claims WHERE expires < ?", (time.time(),))
             for _ in range(2):  # the drawn items, then (once) those of a new batch
                 out = self._pick(c, who, 1 + int(ahead))
                 if out:
+                    self._idle.discard(who)
                     return out
                 left = (self.budget if self.budget is not None else self.s.n_items) - \
                     store.n_acquired()
                 if left <= 0:
+                    self._idle.add(who)
                     return []
                 self.s.select(min(self.batch, left))  # joins this transaction
             return []  # pragma: no cover - a new batch always holds an open item
+
+    def _nothing_for(self, who: str) -> bool:
+        """Whether :meth:`held` would give ``who`` nothing, found by reading only (one
+        snapshot of the file, no write lock, nothing written): no drawn item is theirs
+        or open to them (:meth:`_open`, with the claims that have not lapsed, as
+        :meth:`held` sees them once it has removed the lapsed ones) and the budget is
+        drawn (no batch to draw). False where the tables are not made yet (a file only
+        read: :meth:`held` says why it cannot write)."""
+        store = self.s.store
+        if not _has_schema(store):
+            return False
+        with store.reading() as c:
+            left = (self.budget if self.budget is not None else self.s.n_items) - \
+                int(c.execute("SELECT COUNT(*) FROM acquisitions").fetchone()[0])
+            if left > 0:
+                return False  # a batch may be drawn: held's to do
+            labels = {int(i): str(src) for i, src in c.execute("SELECT idx, source FROM labels")}
+            claims: dict[int, set[str]] = {}
+            for idx, name in c.execute("SELECT idx, annotator FROM annotation_claims WHERE "
+                                       "expires >= ?", (time.time(),)):
+                claims.setdefault(int(idx), set()).add(name)
+            return not any(self._open(c, st, who, labels, claims,
+                                      own_claim=who in claims.get(st.index, ()), keep=False)
+                           for st in self._state(c))
 
     def held_by_others(self, annotator: str) -> tuple[int, float | None]:
         """How many drawn items other annotators hold (claimed, not yet answered by them),
@@ -552,7 +591,10 @@ class Annotators:
         who = check_name(annotator)
         if not has_annotations(self.s.store):
             return 0
-        with self._transaction() as c:  # _item_row stores an item's need the first time
+        # read only (a page with nothing to label asks it at each ask: it was a commit,
+        # which waited for the write lock; an item's need not stored yet is drawn as it
+        # would be stored, the same seeded draw)
+        with self.s.store.reading() as c:
             labels = {int(i): str(src) for i, src in c.execute("SELECT idx, source FROM labels")}
             n = 0
             for st in self._state(c):
@@ -560,7 +602,7 @@ class Annotators:
                 answered = self._who(st)
                 if who not in answered or (lab is not None and not lab.startswith(_SOURCE)):
                     continue  # not theirs to wait on, or labelled elsewhere (settled)
-                n += len(answered) < self._item_row(c, st)[0]
+                n += len(answered) < self._item_row(c, st, keep=False)[0]
             return n
 
     def _pick(self, c: Any, who: str, k: int) -> list[Assignment]:
@@ -596,7 +638,10 @@ class Annotators:
         return out
 
     def _open(self, c: Any, st: ItemState, who: str, labels: Mapping[int, str],
-              claims: Mapping[int, set[str]], own_claim: bool = False) -> bool:
+              claims: Mapping[int, set[str]], own_claim: bool = False,
+              keep: bool = True) -> bool:
+        """Whether the drawn item ``st`` may go to ``who`` (``own_claim``: they hold
+        it); ``keep``: :meth:`_item_row`'s (False: only read)."""
         lab = labels.get(st.index)  # the label's source
         if lab is not None and not lab.startswith(_SOURCE):
             return False  # labelled elsewhere (the terminal, an import)
@@ -605,7 +650,7 @@ class Annotators:
             return False
         if lab is not None and not answered:
             return False  # a web label whose answers were all undone? keep it
-        need, _ = self._item_row(c, st)
+        need, _ = self._item_row(c, st, keep)
         others = claims.get(st.index, set()) - {who}
         if own_claim:
             return len(answered) < need
@@ -902,6 +947,9 @@ class Annotators:
     def release(self, annotator: str) -> None:
         """Give back every item ``annotator`` holds (they leave the page)."""
         who = check_name(annotator)
+        if _has_schema(self.s.store) and not self.s.store._read(
+                "SELECT 1 FROM annotation_claims WHERE annotator = ? LIMIT 1", (who,)):
+            return  # nothing held: nothing written (a page closed with none at hand)
         with self._transaction() as c:
             c.execute("DELETE FROM annotation_claims WHERE annotator = ?", (who,))
 

@@ -783,6 +783,25 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             raise
         self._conn.execute(f"RELEASE {name}")
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction (``BEGIN``, deferred): the reads inside see one state of the
+        file, take no write lock, write nothing and leave the file's write mark where it
+        was (a question that only reads, asked often: the labelling page's poll, where
+        each :meth:`transaction` was a commit that waited for the lock). Inside an open
+        write transaction, that one. Nothing inside may write (a write needs
+        :meth:`transaction`, after this one ends)."""
+        conn = self._conn
+        if self._depth or conn.in_transaction:  # (a write's, or a read's around it)
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("COMMIT")
+
     def _fold_journal(self) -> None:
         """Fold the WAL into the file after a commit and empty it, without waiting.
 

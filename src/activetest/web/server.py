@@ -573,16 +573,19 @@ class LabelServer:
         return out
 
     def _orders(self, item_ids: Sequence[str]) -> dict[str, Any]:
-        """item -> the item as shown (fields, answers in the stored order)."""
+        """item -> the item as shown (fields, answers in the stored order), read only (an
+        item's order not stored yet, an imported vote's, drawn as it would be stored:
+        the same seeded draw; each item was a commit, which waited for the write lock)."""
+        from activetest.session.annotators import ItemState
+
         a = self._annotators
         out = {}
-        for iid in dict.fromkeys(item_ids):
-            acq = next(x for x in a.s.acquisitions() if x.item_id == iid)
-            with a.s.store.transaction() as c:
-                from activetest.session.annotators import ItemState
-
+        drawn = {x.item_id: x for x in a.s.acquisitions()}
+        with a.s.store.reading() as c:
+            for iid in dict.fromkeys(item_ids):
+                acq = drawn[iid]
                 st = ItemState(acq.step, acq.index, iid)
-                need, order = a._item_row(c, st)
+                need, order = a._item_row(c, st, keep=False)
                 out[iid] = {**asdict(a._assignment(st, need, order)),
                             "roles_hidden": len(order)}
         return out
