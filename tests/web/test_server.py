@@ -1237,3 +1237,20 @@ def test_pages_that_only_ask_write_nothing_and_wait_for_no_lock(tmp_path: Path) 
         # and a page that has something to do still writes: bob's two come back to him
         again = bob.ok("POST", "next", {"ahead": 3})
         assert again["item"] and len(again["ahead"]) == 1
+
+
+def test_a_page_closed_with_nothing_at_hand_wakes_no_waiting_page(tmp_path: Path) -> None:
+    """A page closed (``api/release``) while it held no item changed nothing: the pages
+    waiting for an item (``api/wait``) are not woken by it (each was, and asked for its
+    next item for nothing); a release of items held still wakes them."""
+    made = classification(tmp_path)
+    with running(made.db, batch=2, budget=2) as server:
+        ann, bob, carol = (Client(server.url, w) for w in ("ann", "bob", "carol"))
+        ann.ok("POST", "next", {"ahead": 1})  # ann holds both
+        done = bob.ok("POST", "next")
+        assert done["done"] and done["others_hold"] == 2
+        assert carol.ok("POST", "release") == {"ok": True}  # carol held nothing
+        assert bob.ok("POST", "wait", {"since": done["changes"], "seconds": 0.3}) == {
+            "changed": False, "changes": done["changes"]}
+        ann.ok("POST", "release")  # ann's two go back: a change
+        assert bob.ok("POST", "wait", {"since": done["changes"], "seconds": 5})["changed"]

@@ -944,14 +944,16 @@ class Annotators:
                 out.append(item_id)
         return out
 
-    def release(self, annotator: str) -> None:
-        """Give back every item ``annotator`` holds (they leave the page)."""
+    def release(self, annotator: str) -> bool:
+        """Give back every item ``annotator`` holds (they leave the page); whether they
+        held any (False: nothing written)."""
         who = check_name(annotator)
         if _has_schema(self.s.store) and not self.s.store._read(
                 "SELECT 1 FROM annotation_claims WHERE annotator = ? LIMIT 1", (who,)):
-            return  # nothing held: nothing written (a page closed with none at hand)
+            return False  # nothing held: nothing written (a page closed with none at hand)
         with self._transaction() as c:
-            c.execute("DELETE FROM annotation_claims WHERE annotator = ?", (who,))
+            return c.execute("DELETE FROM annotation_claims WHERE annotator = ?",
+                             (who,)).rowcount > 0
 
     # ------------------------------------------------------------------ settling
 

@@ -179,6 +179,7 @@ class LabelServer:
         self._changes = secrets.randbelow(1 << 30)
         self._stopping = False
         self._waiting: dict[str, int] = {}  # browser -> its api/wait calls held open
+        self._unchanged = False  # the session call running changed nothing (_checked_api)
         try:
             self._call(self._open, busy_timeout, options)
         except BaseException:
@@ -445,7 +446,8 @@ class LabelServer:
             # runs on this thread, after the release; QA: marked after, a page heard in
             # between kept showing items no longer claimed for one more heartbeat)
             self._released.add(who)
-        self._annotators.release(who)
+        if not self._annotators.release(who):
+            return  # they held nothing: no change to wake the waiting pages for
         with self._changed:
             self._changes += 1
             self._changed.notify_all()
@@ -462,10 +464,12 @@ class LabelServer:
         if method == "POST":
             self._check_session(body)
         out = None
+        self._unchanged = False  # (set by a call found to have changed nothing)
         try:
             out = self._api(method, name, body)
         finally:
-            if method == "POST" and name in WRITES:  # maybe stored: the waiting pages ask
+            if method == "POST" and name in WRITES and not self._unchanged:  # maybe
+                # stored: the waiting pages ask
                 with self._changed:
                     self._changes += 1
                     self._changed.notify_all()
@@ -528,7 +532,9 @@ class LabelServer:
                 {"item_id": iid, "saved": len(r), "again": not r}
                 for (iid, _), r in zip(given, results, strict=True)], **self._held_reply(who, held)}
         if (method, name) == ("POST", "release"):  # the page goes: its items go back
-            a.release(who)
+            # nothing held: no change, the waiting pages are not woken (each asked for
+            # its next item, for nothing, whenever a page with nothing at hand closed)
+            self._unchanged = not a.release(who)
             return {"ok": True}
         if (method, name) == ("POST", "undo"):
             item = a.undo(who)
