@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
