@@ -175,6 +175,22 @@ def _blob(s: Session) -> dict[str, np.ndarray]:
         return {k: z[k] for k in z.files}
 
 
+def _store_blob(s: Session, blob: dict[str, np.ndarray], *, sign: bool = True) -> None:
+    """Write ``blob`` as the stored checkpoint (``sign``: with the digest of its values,
+    as a checkpoint written so would have; else as it is), with sqlite3's UPDATE."""
+    import io
+
+    blob = dict(blob)
+    if sign:
+        (d, k, h), = s.store._conn.execute(
+            "SELECT draws, labels, spec_hash FROM adaptive_checkpoints").fetchall()
+        blob["digest"] = checkpoint._content_digest((d, k, h), blob)
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **blob)
+    s.store._conn.execute("UPDATE adaptive_checkpoints SET state = ?", (buf.getvalue(),))
+    s.store._conn.commit()
+
+
 @pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
 def test_per_item_arrays_are_recomputed_from_the_last_refit_not_stored(
         pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object]) -> None:
@@ -205,7 +221,6 @@ def test_a_checkpoint_whose_last_refit_does_not_rerun_is_replayed(
     """Weights before the last refit that do not give the stored state (here changed in
     the last bit): the checkpoint is not used, the command replays and draws what an
     untouched session draws."""
-    import io
 
     paths = [tmp_path / "a.db", tmp_path / "b.db"]
     for path in paths:
@@ -217,10 +232,7 @@ def test_a_checkpoint_whose_last_refit_does_not_rerun_is_replayed(
         blob = _blob(s)
         assert int(blob["per_item"][0]) == 3
         blob["w_pre"] = np.nextafter(blob["w_pre"], np.inf)
-        buf = io.BytesIO()
-        np.savez(buf, allow_pickle=False, **blob)
-        s.store._conn.execute("UPDATE adaptive_checkpoints SET state = ?", (buf.getvalue(),))
-        s.store._conn.commit()
+        _store_blob(s, blob)  # its digest made to match: the refit's own check refuses
         ck, full = _both_paths(s)
         assert ck is None and full is not None
     got = []
@@ -283,7 +295,6 @@ def test_a_checkpoint_with_stored_columns_loads_and_the_next_save_recomputes(
     before 2026-12-03, without the weights before the last refit): it loads as the full
     replay; selects keep its columns until the design refits, then store those weights
     instead and delete the columns; the replay's sampler at every step."""
-    import io
 
     from activetest.stats.adaptive import AdaptiveDesign
 
@@ -299,10 +310,7 @@ def test_a_checkpoint_with_stored_columns_loads_and_the_next_save_recomputes(
             blob = _blob(s)
             assert int(blob["per_item"][0]) == 2
         del blob["w_pre"]  # as those versions wrote it: no weights before the refit
-        buf = io.BytesIO()
-        np.savez(buf, allow_pickle=False, **blob)
-        s.store._conn.execute("UPDATE adaptive_checkpoints SET state = ?", (buf.getvalue(),))
-        s.store._conn.commit()
+        _store_blob(s, blob)  # (with a digest: one without is replayed, test below)
         ck, full = _both_paths(s)
         assert ck is not None and ck.w_pre is None
         _assert_same_bits(ck, full)
@@ -351,3 +359,127 @@ def test_a_select_that_refits_first_skips_the_last_refit_run_again(
                 redone += 1
             s.label_from_data()
     assert skipped >= 3 and redone >= 3, (skipped, redone)
+
+
+def _edit_blob(db: Path, member: str) -> None:
+    """Change one value of the stored checkpoint's ``member`` with a sqlite3 UPDATE (the
+    npz rewritten whole: a clean edit, not a damaged zip)."""
+    import io
+
+    con = sqlite3.connect(db)
+    (raw,), = con.execute("SELECT state FROM adaptive_checkpoints").fetchall()
+    with np.load(io.BytesIO(bytes(raw)), allow_pickle=False) as z:
+        blob = {k: z[k] for k in z.files}
+    v = blob[member]
+    if v.dtype.kind == "f":  # every finite value changed
+        assert np.isfinite(v).any(), member
+        blob[member] = np.where(np.isfinite(v), v * 1.5 + 0.01, v)
+    else:  # the first class label or item number flipped
+        v.reshape(-1)[0] = 1 - v.reshape(-1)[0]
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **blob)
+    con.execute("UPDATE adaptive_checkpoints SET state = ?", (buf.getvalue(),))
+    con.commit()
+    con.close()
+
+
+def _twins(pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object],
+           rounds: tuple[int, ...], pending: int = 0) -> tuple[Path, Path]:
+    """Two copies of one session after ``rounds`` of select and label (and ``pending``
+    draws more, not labelled: the next select does not refit first)."""
+    import shutil
+
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    with _create(pool_files, a, **kw) as s:
+        for n in rounds:
+            s.select(n)
+            s.label_from_data()
+        if pending:
+            s.select(pending)
+    shutil.copy(a, b)
+    return a, b
+
+
+def _go_on(path: Path) -> tuple[list[tuple[int, float]], str]:
+    """Two more rounds of select and label, then the estimate: what a user reads."""
+    with Session.open(path) as s:
+        for n in (3, 3):
+            s.select(n)  # (its first draw refits only if labels came since the last)
+            s.label_from_data()
+        return ([(x.index, x.q) for x in s.acquisitions()],
+                repr(s.estimate(record=False, progress=False)))
+
+
+@pytest.mark.parametrize(("member", "kw"), [
+    ("l_model_var", {}), ("st_W", {}), ("st_hL", {}), ("st_hy", {}),
+    ("l_control2", {"metric": "both"}), ("l_control_rest2", {"metric": "both"}),
+    ("l_model_var2", {"metric": "both"}), ("st_haux", {"metric": "both"})])
+def test_a_checkpoint_value_edited_in_the_file_is_not_used(
+        pool_files: PoolFiles, tmp_path: Path, member: str, kw: dict[str, object]) -> None:
+    """QA: the check covered the draws' records only; a sqlite3 UPDATE of the model
+    variance (``l_model_var``: another interval), the second metric's controls, or the
+    design's weights and label history (``st_W``, ``st_hL``, ``st_hy``: other draws)
+    was loaded and changed the numbers with no word. Now the checkpoint's digest does
+    not match, the stored draws are replayed, and the session draws and estimates as
+    its untouched twin does."""
+    import shutil
+
+    a, b = _twins(pool_files, tmp_path, kw, (3, 3, 3, 3))
+    _edit_blob(b, member)
+    shutil.copy(b, tmp_path / "c.db")
+    assert _go_on(b) == _go_on(a)
+    with Session.open(tmp_path / "c.db") as s:
+        assert _both_paths(s)[0] is None
+    with Session.open(b) as s:  # the next select wrote a checkpoint with its digest
+        assert _both_paths(s)[0] is not None
+
+
+@pytest.mark.parametrize(("column", "kw"), [("s", {}), ("g", {}),
+                                            ("aux:0", {"metric": "both"})])
+def test_a_checkpoint_column_edited_in_the_file_is_not_used(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        column: str, kw: dict[str, object]) -> None:
+    """QA: the per-item columns ``checkpoint:s``, ``checkpoint:g`` and
+    ``checkpoint:aux:*`` (the out-of-sample guard's design; here any design made to
+    store them) were read with no digest: a value changed by a sqlite3 UPDATE became
+    the design's, and the next draws changed. Each column's digest is now in the
+    checkpoint's blob: the changed one is not used, the draws are replayed."""
+    import shutil
+
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    monkeypatch.setattr(AdaptiveDesign, "redoable", property(lambda self: False))
+    a, b = _twins(pool_files, tmp_path, kw, (10, 10, 10), pending=2)
+    with Session.open(a) as s:
+        assert column in [n.removeprefix("checkpoint:") for n in _checkpoint_columns(s)]
+    con = sqlite3.connect(b)
+    (data,), = con.execute("SELECT data FROM columns WHERE name = ? AND chunk = 0",
+                           (f"checkpoint:{column}",)).fetchall()
+    v = np.frombuffer(bytes(data), dtype="<f8").copy()
+    v = v * 0.5 + 0.01  # every item's value changed, a clean edit (no damage)
+    con.execute("UPDATE columns SET data = ? WHERE name = ? AND chunk = 0",
+                (v.tobytes(), f"checkpoint:{column}"))
+    con.commit()
+    con.close()
+    shutil.copy(b, tmp_path / "c.db")
+    assert _go_on(b) == _go_on(a)
+    with Session.open(tmp_path / "c.db") as s:
+        assert _both_paths(s)[0] is None
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+def test_a_checkpoint_written_before_the_digest_replays_with_the_same_numbers(
+        pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object]) -> None:
+    """A file whose checkpoint was written before the digests were kept (its blob as
+    those versions wrote it: the same members, no ``digest``) still opens; its
+    checkpoint is not used (one full replay), the draws and estimate are those of a
+    session whose checkpoint has its digest, and the next select writes one."""
+    a, b = _twins(pool_files, tmp_path, kw, (4, 4, 4))
+    with Session.open(b) as s:
+        blob = {k: v for k, v in _blob(s).items()
+                if k != "digest" and not k.startswith("cd_")}
+        _store_blob(s, blob, sign=False)
+        assert _both_paths(s)[0] is None
+    assert _go_on(b) == _go_on(a)
+    with Session.open(b) as s:
+        assert "digest" in _blob(s) and _both_paths(s)[0] is not None
