@@ -7,6 +7,8 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -151,6 +153,41 @@ def message(driver: Any) -> tuple[str, list[str]]:
         "const m = document.getElementById('message'); "
         "return [m.textContent, Array.from(m.querySelectorAll('bdi'), (b) => b.textContent)]")
     return str(text), list(isolated)
+
+
+#: Run by Chromium in each document loaded while :func:`recording_messages` is on, before
+#: the page's own scripts: each text the message line takes, in the order shown (the
+#: observer runs once the page's change is complete: a text cleared, then written, is one).
+_MESSAGES = """
+const shown = window.__messages = [];
+new MutationObserver((changes) => {
+  const m = document.getElementById("message");
+  if (!m || !changes.some((c) => m.contains(c.target))) { return; }
+  shown.push([m.textContent, Array.from(m.querySelectorAll("bdi"), (b) => b.textContent)]);
+}).observe(document, {childList: true, characterData: true, subtree: true});
+"""
+
+
+@contextmanager
+def recording_messages(driver: Any) -> Iterator[None]:
+    """While on, each page loaded (a reload included) records every text its message
+    line shows (see :func:`messages_shown`). For a test that checks a message the page
+    replaces a moment later (a refusal retried every 2 s): the test reads what was shown,
+    not the line at the moment it looks, which a loaded machine may make too late."""
+    added = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                   {"source": _MESSAGES})
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
+                               {"identifier": added["identifier"]})
+
+
+def messages_shown(driver: Any) -> list[tuple[str, list[str]]]:
+    """The texts the message line has shown since this page was loaded under
+    :func:`recording_messages`, in order, each as :func:`message` reads it."""
+    shown = driver.execute_script("return window.__messages || []")
+    return [(str(text), list(isolated)) for text, isolated in shown]
 
 
 #: Installed in a page by :func:`record_calls`: each ``api/...`` call the page makes from
