@@ -5,6 +5,7 @@ dropped; no key labels an item the person has not seen."""
 
 from __future__ import annotations
 
+import linecache
 import resource
 import socket
 import sqlite3
@@ -41,13 +42,21 @@ def _answers(db: Path) -> dict[str, int]:
 
 
 def _until(check: Any, timeout: float = 60.0) -> Any:
+    """Wait until ``check()`` is true; returns what it returned. Past ``timeout`` s it
+    says which wait ran out, by its line (QA: a failure under load said only "timed out
+    waiting for <function ...<lambda>>", and a test with several waits could not be told
+    which one, nor its output read again)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         got = check()
         if got:
             return got
         time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {check}")
+    code = getattr(check, "__code__", None)
+    where = (f"{Path(code.co_filename).name}:{code.co_firstlineno}: "
+             f"{linecache.getline(code.co_filename, code.co_firstlineno).strip()}"
+             if code is not None else repr(check))
+    raise AssertionError(f"waited {timeout:g} s in vain for {where}")
 
 
 def _saving(driver: Any) -> int:
