@@ -454,3 +454,46 @@ def test_backticks_and_brackets_in_names_survive_report_md(pool_files: PoolFiles
     assert set(page.alt) == {"estimates.png", "acquisition.png", DIFFERENCES_PNG}, md
     alt = page.alt[DIFFERENCES_PNG]
     assert f"A = table:{names['target']}" in alt and f"B = table:{names['other']})" in alt
+
+
+def test_punctuation_after_a_url_like_name_stays_outside_its_code_span(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: a name read as a URL ("www.target.csv") took the punctuation after it into its
+    code span: "(A = table:`www.target.csv,` B = table:`www.other.csv)`" in report.md.
+    Parsed by markdown-it, every code span is a name whole, no comma or bracket in it,
+    and the sentence's punctuation is text after it."""
+    markdown_it = pytest.importorskip("markdown_it")
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    for src, name in ((pool_files.pool, "www.pool.csv"), (pool_files.target, "www.target.csv"),
+                      (pool_files.target2, "www.other.csv")):
+        shutil.copy(src, odd / name)
+    db = tmp_path / "s.db"
+    run_cli("init", db, "--pool", odd / "www.pool.csv", "--task", "demo", "--surrogate",
+            f"table:{pool_files.surrogate}", "--target", f"table:{odd / 'www.target.csv'}",
+            "--id-column", "id", "--metric", "error_rate", "--acquisition", "ce",
+            "--seed", 0, "--no-progress")
+    run_cli("select", db, "--n", 20)
+    with Session.open(db) as s:
+        s.label_from_data()
+    run_cli("report", db, "--out", tmp_path / "rep", "--no-progress", "--compare",
+            f"table:{odd / 'www.other.csv'}")
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    code: list[str] = []
+    alts: list[str] = []
+
+    def walk(tokens: list[Any]) -> None:
+        for t in tokens:
+            if t.type == "code_inline":
+                code.append(t.content)
+            if t.type == "image":
+                alts.append("".join(c.content for c in t.children or []))
+            walk(t.children or [])
+
+    walk(markdown_it.MarkdownIt("gfm-like", {"linkify": False}).parse(md))
+    names = {"www.pool.csv", "www.target.csv", "www.other.csv"}
+    assert {"www.target.csv", "www.other.csv"} <= set(code), (code, md)
+    assert not [c for c in code if c.startswith("www.") and c.removesuffix("'s") not in names], \
+        (code, md)
+    alt = next(a for a in alts if "R_A − R_B" in a)
+    assert "(A = table:www.target.csv, B = table:www.other.csv)" in alt, alt

@@ -416,6 +416,26 @@ _REFERENCE = re.compile(r"&(?=(?:\\#)?[0-9A-Za-z]+;)")  # "#" escaped by then
 # code span they stay text. ("|" ends them: in a table a code span does not protect it.)
 _URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.|(?:mailto|xmpp):)[^\s|]+"
                   r"|[^\s|@<>()\[\]`]+@[^\s|@<>()\[\]`]+")
+# What ends a sentence after a URL, not the URL (as GitHub's autolinks leave it out)
+_URL_TAIL = ",.;:!?"
+_URL_CLOSE = {")": "(", "]": "[", "}": "{"}
+
+
+def _url_end(url: str) -> int:
+    """The length of ``url`` (a :data:`_URL` match) without its trailing sentence
+    punctuation (``,.;:!?``) and closing brackets that have no opening one in it: those
+    stay outside its code span (QA: "www.x.csv," read as code with its comma inside).
+    It stops where the rest would no longer be a URL ("www." keeps its dot)."""
+    end = len(url)
+    while end > 0:
+        c = url[end - 1]
+        if not (c in _URL_TAIL or (c in _URL_CLOSE and url.count(_URL_CLOSE[c], 0, end)
+                                   < url.count(c, 0, end))):
+            break
+        if not _URL.fullmatch(url[:end - 1]):
+            break
+        end -= 1
+    return end
 
 
 def _lone(flat: str, c: str) -> bool:
@@ -477,8 +497,9 @@ def _md(text: str, *, alt: bool = False) -> str:
     out, pos = [], 0
     for m in _URL.finditer(flat):
         out.append(_inert(flat[pos:m.start()], **how))
-        out.append(_code(m.group(0)))
-        pos = m.end()
+        end = m.start() + _url_end(m.group(0))
+        out.append(_code(flat[m.start():end]))
+        pos = end
     out.append(_inert(flat[pos:], **how))
     return "".join(out)
 
