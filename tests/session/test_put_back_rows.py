@@ -104,3 +104,41 @@ def test_a_label_taken_back_that_the_session_holds_otherwise_is_refused(
         assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
         err = " ".join(got.stderr.split())
         assert "kind.csv, line 2" in err and words in err, err
+
+
+def test_a_put_back_sheet_of_undone_rows_alone_is_not_written_over(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: a put-back sheet holding only an undone row (its label in ``undone_label``, the
+    ``label`` cell empty) counted 0 answers, so ``select --out`` replaced it. It is
+    refused now (exit 2, the file, line and item named, nothing drawn), while the session
+    still holds the label the row takes back; once taken back, it may be written over."""
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    cli_session(pool_files, db, env, 2)
+    with Session.open(db) as s:
+        first, _ = (a.item_id for a in s.pending())
+        s.add_label(first, 0, source="api")
+        names = s.task.class_names
+        drawn = len(s.acquisitions())
+    when = "2026-12-07T10:00:00+00:00"
+    sheet = tmp_path / "s.unsaved-20261207T100000.csv"
+    sheet.write_text("item_id,label,source,time,answer_of,annotator,ground_truth,"
+                     "annotation_kind,undone,undone_label\n"
+                     f"{first},,api,{when},,,,,{when},{names[0]}\n", encoding="utf-8")
+    before = sheet.read_bytes()
+
+    def select() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cli_command("select", str(db), "--n", "1", "--out", str(sheet)),
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    got = select()
+    assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
+    err = " ".join(got.stderr.split())
+    assert f"{sheet.name}, line 2: item {first!r} {names[0]!r} taken back" in err, err
+    assert sheet.read_bytes() == before
+    with Session.open(db) as s:
+        assert len(s.acquisitions()) == drawn  # nothing drawn
+        s.import_file(sheet, label_base=0, overwrite=True)  # the take-back applied
+        assert first not in s.labels()
+    assert select().returncode == 0  # nothing left to lose
+

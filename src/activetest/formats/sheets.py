@@ -312,8 +312,10 @@ def write_sheet(out: Path, fmt: str, header: Sequence[str], rows: Sequence[Mappi
 
 def filled_labels(p: Path, fmt: str, *, label_column: str = "label") -> int:
     """How many answers a sheet (or Label Studio file) ``p`` of format ``fmt`` holds: rows
-    whose ``label_column`` cell is filled in, or a Label Studio export's annotations
-    with a result that were not cancelled (a tasks file's predictions are no answers).
+    whose ``label_column`` cell is filled in (in a sheet a session file put back, whose
+    header is one of :data:`PUT_BACK_HEADERS`, also an undone row's ``undone_label``), or
+    a Label Studio export's annotations with a result that were not cancelled (a tasks
+    file's predictions are no answers).
     Any cell counts, a class or not: this asks whether writing over ``p`` would lose
     what someone typed.
 
@@ -341,7 +343,16 @@ def filled_labels(p: Path, fmt: str, *, label_column: str = "label") -> int:
         rows = jsonl_rows(text, src)
     else:
         rows = csv_rows(text, src, "," if fmt == "csv" else "\t", "item_id")
-    return sum(1 for _, row in rows if filled(row.get(label_column)))
+    put_back: bool | None = None  # the sheet a session file put back leaves (its header)
+    n = 0
+    for _, row in rows:
+        if put_back is None:
+            put_back = tuple(row) in PUT_BACK_HEADERS
+        # an undone row of that sheet keeps its label in undone_label, its label cell
+        # empty (QA: a sheet of undone rows alone counted 0, so select --out replaced it)
+        if filled(row.get(label_column)) or (put_back and filled(row.get(UNDONE_LABEL_COLUMN))):
+            n += 1
+    return n
 
 
 def looks_like_sheet(p: Path, fmt: str, *, id_column: str = "item_id") -> bool:

@@ -43,7 +43,9 @@ def unimported_answers(s: Any, path: str | Path, fmt: str) -> list[str]:
     A record is read as ``import`` reads it (the session's classes, a blind sheet's
     letters); it is stored when the session holds the same label for its item (a
     compared target's answer: the same judgment), or, for a record naming an annotator,
-    when that annotator's latest kept vote on the item is that label.
+    when that annotator's latest kept vote on the item is that label; a record marked
+    undone (a label or an answer taken back, the sheet a session file put back leaves)
+    when the session does NOT hold it so.
 
     Raises:
         LabelFileError, LabelError: the sheet's answers cannot be read as this session's
@@ -86,10 +88,15 @@ def unimported_answers(s: Any, path: str | Path, fmt: str) -> list[str]:
         else:
             old = current.get(row)
             stored = old is not None and old.label == rec.label
+        if getattr(rec, "undone", None) and row is not None:
+            # a label (or an answer) taken back: in the session as long as the session
+            # does not hold it (QA: a put-back sheet of undone rows was written over)
+            stored = not stored
         if not stored:
             names = s.task.class_names
             given = names[rec.label] if 0 <= rec.label < len(names) else rec.label
             of = f" (answer of {spec})" if spec else ""
-            missing.append(f"{rec.where or path}: item {rec.item_id!r}{of} {given!r}")
+            back = " taken back" if getattr(rec, "undone", None) else ""
+            missing.append(f"{rec.where or path}: item {rec.item_id!r}{of} {given!r}{back}")
     return missing
 
