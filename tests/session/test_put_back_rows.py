@@ -142,3 +142,31 @@ def test_a_put_back_sheet_of_undone_rows_alone_is_not_written_over(
         assert first not in s.labels()
     assert select().returncode == 0  # nothing left to lose
 
+
+def test_a_put_back_sheets_own_labels_get_no_note_of_naming_no_annotator(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """QA: importing a put-back sheet (a label row and an annotator's answer) said "1
+    label(s) name no annotator ... each counts as a voter of its own" of the sheet's own
+    label row, the session's label as it was. It is not said there; a sheet of people's
+    own (no put-back header) with the same rows still gets the note."""
+    env = cli_env(tmp_path)
+    db = tmp_path / "s.db"
+    cli_session(pool_files, db, env, 2)
+    with Session.open(db) as s:
+        first, second = (a.item_id for a in s.pending())
+    when = "2026-12-07T10:00:00+00:00"
+    back = tmp_path / "s.unsaved-20261207T100000.csv"
+    back.write_text("item_id,label,source,time,answer_of,annotator,ground_truth,"
+                    "annotation_kind,undone,undone_label\n"
+                    f"{first},1,api,{when},,,,,,\n"
+                    f"{second},0,import,{when},,alice,,import,,\n", encoding="utf-8")
+    own = tmp_path / "mine.csv"
+    own.write_text(f"item_id,label,annotator\n{first},1,\n{second},0,bob\n",
+                   encoding="utf-8")
+    for sheet, said in ((back, False), (own, True)):
+        got = subprocess.run(cli_command("import", str(db), str(sheet), "--label-base", "0"),
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert got.returncode == 0, got.stderr
+        out = " ".join(got.stdout.split())
+        assert "kept 1 annotator label(s)" in out or not said, out
+        assert ("1 label(s) name no annotator" in out) == said, (sheet, out)

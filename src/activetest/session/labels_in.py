@@ -128,9 +128,12 @@ def keep_votes(s: Any, result: LabelImport, records: Sequence[Any]) -> LabelImpo
     named = [r for r in records if not isinstance(r, tuple)]
     if not named:
         return result  # (item_id, label) pairs: nobody to name
-    # a whitespace-only name is no name, as everywhere else (QA: it was counted named)
+    # a whitespace-only name is no name, as everywhere else (QA: it was counted named);
+    # a put-back sheet's label rows (their source the session's own) are the session's
+    # labels as they were, not voters (QA: "N label(s) name no annotator" said of them)
     unnamed = sum(1 for r in put_back_rows.standing(named)
-                  if names_no_one(getattr(r, "annotator", None)))
+                  if names_no_one(getattr(r, "annotator", None))
+                  and not getattr(r, "own_source", False))
     return dataclasses.replace(result, votes_kept=keep_annotator_votes(s, named),
                                unnamed=unnamed, answers_undone=keep_undone(s, named))
 

@@ -617,7 +617,9 @@ class LabelImport:
         votes_kept: annotators' labels stored for agreement (records that name an
             annotator; the same label imported again is not counted again).
         unnamed: records that name no annotator (the file carries no identity for
-            them: each counts as a voter of its own, and none is kept for agreement).
+            them: each counts as a voter of its own, and none is kept for agreement);
+            not the label rows of the sheet a session file put back (the session's
+            own labels, :attr:`LabelRecord.own_source`).
         judged: compared answers judged for the first time (graded comparisons; not
             in :attr:`added`).
         judged_changed: compared answers' judgments overwritten (not in
