@@ -253,7 +253,7 @@ FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302
                "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo", "refuse-at-echo",
                "garble-at-echo", "fail-at-echo", "deny-at-echo", "throttle-wide",
                "garble-wide", "refuse-wide", "deny-wide", "refuse-topk", "fail-topk",
-               "garble-topk", "refuse-ids", "garble-wide-once", "odd-json")
+               "garble-topk", "refuse-ids", "garble-wide-once", "odd-json", "two-faults")
 
 #: A credential a careless gateway or server quotes in its error pages (said masked).
 QUOTED_SECRET = "gw-5e1c9a7d3b2f"
@@ -301,6 +301,7 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
     mode: ClassVar[str] = "ok"
     interval: ClassVar[float] = 0.2
     garbled: ClassVar[bool] = False  # garble-wide-once: its one page was sent
+    released: ClassVar[threading.Event]  # two-faults: the SLOW-FAULT answer was read
     seen: ClassVar[list[str]] = []
 
     def _reflected(self) -> str:
@@ -383,6 +384,17 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
             self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
                            _GATEWAY_PAGE)
             return
+        if mode == "two-faults" and "SLOW-FAULT" in str(request.get("prompt", "")):
+            self._slow_fault(request)
+            return
+        if mode == "two-faults" and "FAST-FAULT" in str(request.get("prompt", "")):
+            type(self).released.wait(30)  # once the SLOW-FAULT answer is read whole
+            self._send_raw(400, [("Content-Type", "application/json"),
+                                 ("Connection", "close")],
+                           json.dumps({"error": {"message": "FAST-FAULT: this prompt is "
+                                                            "too long for the model",
+                                                 "type": "BadRequestError"}}).encode())
+            return
         route = "/" + self.path.split("?")[0].rpartition("/")[2]
         if mode == "refuse-ids" and ("logprob_token_ids" in request or route == "/generate"):
             status, data = _REFUSED_IDS[route]
@@ -425,6 +437,25 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
         else:
             data = json.dumps(self._answer(request)).encode()
         self._send_raw(status, headers, data)
+
+    def _slow_fault(self, request: dict[str, Any]) -> None:
+        """``two-faults``' SLOW-FAULT answer: 200 with a top-k of logits (above 0), padded
+        to be slow to read (9 MB of JSON); once the client has it whole (it closed the
+        connection), the FAST-FAULT request is let through."""
+        top = {" negative": 2.5, " positive": -0.2}
+        data = json.dumps({"choices": [{"text": " negative", "finish_reason": "length",
+                                        "logprobs": {"tokens": [" negative"],
+                                                     "token_logprobs": [2.5],
+                                                     "top_logprobs": [top]}}],
+                           "pad": [0] * 3_000_000}).encode()
+        self._send_raw(200, [("Content-Type", "application/json"),
+                             ("Connection", "close")], data)
+        self.wfile.flush()
+        self.connection.settimeout(30)
+        with contextlib.suppress(OSError):
+            while self.connection.recv(1 << 16):
+                pass
+        type(self).released.set()
 
     def _send_raw(self, status: int, headers: list[tuple[str, str]], data: bytes) -> None:
         """Answer ``status`` with ``headers`` and ``data``, as the mode sends (dripped)."""
@@ -524,6 +555,12 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
       with :data:`QUOTED_SECRET`: ``GET /v1/models`` ``{"models": [...]}`` (no
       ``data``), an echo request ``"logprobs": null``, any other completions request
       log-probs without ``top_logprobs``;
+    - ``two-faults``: as ``ok``, but a completions request whose prompt holds
+      ``SLOW-FAULT`` gets 200 with a top-k of logits (" negative" 2.5), padded with 9 MB
+      of JSON (slow to read), and one whose prompt holds ``FAST-FAULT`` gets HTTP 400
+      ("FAST-FAULT: this prompt is too long ...") at once, but only after the client has
+      read the SLOW-FAULT answer whole: the first fails later in time, for a reason of
+      its own that no cancellation stops (it is read already);
     - ``reflect-STATUS`` (200, 302, 401, 500): that status, with the request's path,
       query, headers and ``Authorization`` in the body (non-JSON for 200), and for 302
       in the ``Location`` header too.
@@ -531,7 +568,8 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
     if mode not in FAULT_MODES:
         raise ValueError(f"unknown fault mode {mode!r}; expected one of {FAULT_MODES}")
     handler = type("Handler", (_FaultHandler,), {"mode": mode, "interval": interval,
-                                                 "seen": [], "garbled": False})
+                                                 "seen": [], "garbled": False,
+                                                 "released": threading.Event()})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)

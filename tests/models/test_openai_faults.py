@@ -640,3 +640,21 @@ def test_the_model_list_waits_for_a_server_coming_up() -> None:
                                             r"this address\?; gave up after 3 attempt"):
         down.cache_identity()
     assert time.monotonic() - t0 >= 0.25  # it waited 0.1 s, then 0.2 s, between tries
+
+
+def test_of_two_failed_requests_the_first_in_item_order_is_raised() -> None:
+    """Two requests fail differently: the second item's answer comes first and is read
+    whole, but is slow to read (9 MB) and fails once read (a logit, not a log-prob); the
+    third item's HTTP 400 comes after that, at once. The error raised is the second
+    item's, the first in item order, every time (before: the first in time, the 400, while
+    the other was still being read; which fails first varies from run to run)."""
+    items = [ITEMS[0], Item(id="slow", fields={"text": "SLOW-FAULT here"}),
+             Item(id="fast", fields={"text": "FAST-FAULT here"})]
+    for _ in range(2):
+        with fault_server("two-faults") as srv:
+            scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=3,
+                                  max_retries=0)
+            with pytest.raises(EndpointError) as info:
+                scorer.score(TASK, items, progress=False)
+        assert "'slow'" in str(info.value) and "FAST-FAULT" not in str(info.value), \
+            str(info.value)

@@ -900,9 +900,13 @@ class OpenAIScorer(EndpointClient):
     def _run_all(self, n: int, one: Callable[[int], None], advance: Callable[[], None]) -> None:
         """``one(i)`` for every i, ``concurrency`` at a time; the first error stops the rest.
 
-        On Ctrl-C (or any error) the waiting requests are cancelled and the ones in
-        flight are told to stop at their next attempt, and the exception reaches the
-        caller at once instead of after every request has run out its timeout.
+        On an error the waiting requests are cancelled and the ones in flight are told
+        to stop at their next attempt (they end within moments, not after their
+        timeout); once every job has ended, the error raised is the first in the order
+        of i (not the first in time, which varies from run to run), a job stopped by the
+        cancellation only where no job failed otherwise (as
+        :func:`~activetest.models._util.run_parallel` chooses). On Ctrl-C the
+        exception reaches the caller at once, without waiting for the requests.
         """
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
         futures: list[Future[None]] = []
@@ -912,12 +916,18 @@ class OpenAIScorer(EndpointClient):
                 fut.add_done_callback(lambda f: _advance_quietly(f, advance))
                 futures.append(fut)
             wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in futures if f.done() and not f.cancelled()
-                      and f.exception() is not None]
-            if failed:
-                exc = failed[0].exception()
-                assert exc is not None
-                raise exc
+            if any(f.done() and not f.cancelled() and f.exception() is not None
+                   for f in futures):
+                self._cancel.set()
+                # (the waiting ones are cancelled, the ones running end: joined, as a
+                # future cancelled from the queue is never said done to wait())
+                pool.shutdown(wait=True, cancel_futures=True)
+                # every job has ended: their errors in job order (QA: the one raised was
+                # whichever failed first in time, so two failures gave either message)
+                errors = [e for f in futures if not f.cancelled()
+                          and (e := f.exception()) is not None]
+                real = [e for e in errors if not isinstance(e, ScoringCancelledError)]
+                raise (real or errors)[0]
         except BaseException:
             self._cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)
