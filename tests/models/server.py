@@ -217,6 +217,21 @@ class _ReferenceHandler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
+def _served(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+    """Serve ``handler`` on a free local port in a thread (request threads daemonic);
+    yields the port; shut down and closed on exit."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(httpd.server_address[1])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@contextlib.contextmanager
 def reference_completions_server(model_path: str | Path, *, max_logprobs: int = 20
                                  ) -> Iterator[str]:
     """A minimal completions server with vLLM's semantics, for paths llama_cpp.server lacks.
@@ -570,15 +585,8 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
     handler = type("Handler", (_FaultHandler,), {"mode": mode, "interval": interval,
                                                  "seen": [], "garbled": False,
                                                  "released": threading.Event()})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield FaultServer(f"http://127.0.0.1:{httpd.server_address[1]}/v1", handler.seen)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with _served(handler) as port:
+        yield FaultServer(f"http://127.0.0.1:{port}/v1", handler.seen)
 
 
 class _ProxyAuthHandler(http.server.BaseHTTPRequestHandler):
@@ -618,12 +626,5 @@ def proxy_wanting_credentials() -> Iterator[FaultServer]:
     proxy does for a client without its credentials. Yields a :class:`FaultServer`: the
     proxy's URL (``http://127.0.0.1:PORT``) and the URLs it was asked for."""
     handler = type("Handler", (_ProxyAuthHandler,), {"seen": []})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield FaultServer(f"http://127.0.0.1:{httpd.server_address[1]}", handler.seen)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with _served(handler) as port:
+        yield FaultServer(f"http://127.0.0.1:{port}", handler.seen)

@@ -400,17 +400,13 @@ def test_a_compared_session_draws_the_difference_over_labels_as_estimate_has_it(
     assert DIFFERENCES_PNG not in (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
 
 
-def test_backticks_and_brackets_in_names_survive_report_md(pool_files: PoolFiles,
-                                                           tmp_path: Path) -> None:
-    """QA: a name shown as code (a file name read as a URL: "www.ta``r]get`.csv") had its
-    backticks turned into "'"; a "]" in an image's alt text (a compared model's name)
-    ended the alt there and left the differences figure as text. Parsed by markdown-it,
-    the names survive whole: as the code spans' text, the alt text of each image."""
-    markdown_it = pytest.importorskip("markdown_it")
+def _report_md_with_files_named(pool_files: PoolFiles, tmp_path: Path,
+                                names: dict[str, str]) -> str:
+    """report.md of a session whose pool, target and compared target (``names``: role ->
+    file name, roles ``pool``, ``target``, ``other``) are copies of the demo files under
+    those names (20 draws labelled from the data, the CE design, seed 0)."""
     odd = tmp_path / "odd"
     odd.mkdir()
-    names = {"pool": "www.po`ol].csv", "target": "www.ta``r]get`.csv",
-             "other": "tar]get2.csv"}
     for src, role in ((pool_files.pool, "pool"), (pool_files.target, "target"),
                       (pool_files.target2, "other")):
         shutil.copy(src, odd / names[role])
@@ -424,7 +420,19 @@ def test_backticks_and_brackets_in_names_survive_report_md(pool_files: PoolFiles
         s.label_from_data()
     run_cli("report", db, "--out", tmp_path / "rep", "--no-progress", "--compare",
             f"table:{odd / names['other']}")
-    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    return (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+
+
+def test_backticks_and_brackets_in_names_survive_report_md(pool_files: PoolFiles,
+                                                           tmp_path: Path) -> None:
+    """QA: a name shown as code (a file name read as a URL: "www.ta``r]get`.csv") had its
+    backticks turned into "'"; a "]" in an image's alt text (a compared model's name)
+    ended the alt there and left the differences figure as text. Parsed by markdown-it,
+    the names survive whole: as the code spans' text, the alt text of each image."""
+    markdown_it = pytest.importorskip("markdown_it")
+    names = {"pool": "www.po`ol].csv", "target": "www.ta``r]get`.csv",
+             "other": "tar]get2.csv"}
+    md = _report_md_with_files_named(pool_files, tmp_path, names)
 
     class Page(HTMLParser):
         def __init__(self) -> None:
@@ -463,22 +471,8 @@ def test_punctuation_after_a_url_like_name_stays_outside_its_code_span(
     Parsed by markdown-it, every code span is a name whole, no comma or bracket in it,
     and the sentence's punctuation is text after it."""
     markdown_it = pytest.importorskip("markdown_it")
-    odd = tmp_path / "odd"
-    odd.mkdir()
-    for src, name in ((pool_files.pool, "www.pool.csv"), (pool_files.target, "www.target.csv"),
-                      (pool_files.target2, "www.other.csv")):
-        shutil.copy(src, odd / name)
-    db = tmp_path / "s.db"
-    run_cli("init", db, "--pool", odd / "www.pool.csv", "--task", "demo", "--surrogate",
-            f"table:{pool_files.surrogate}", "--target", f"table:{odd / 'www.target.csv'}",
-            "--id-column", "id", "--metric", "error_rate", "--acquisition", "ce",
-            "--seed", 0, "--no-progress")
-    run_cli("select", db, "--n", 20)
-    with Session.open(db) as s:
-        s.label_from_data()
-    run_cli("report", db, "--out", tmp_path / "rep", "--no-progress", "--compare",
-            f"table:{odd / 'www.other.csv'}")
-    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    md = _report_md_with_files_named(pool_files, tmp_path, {
+        "pool": "www.pool.csv", "target": "www.target.csv", "other": "www.other.csv"})
     code: list[str] = []
     alts: list[str] = []
 

@@ -37,25 +37,35 @@ from session_support import (
 )
 
 
+def _first_answer_left_in_the_journal(proc: subprocess.Popen[str], db: Path
+                                      ) -> list[tuple[str, int]]:
+    """The ``label`` child ``proc`` answers its first question while a reader holds a
+    snapshot from before it: the answer is saved, but its fold into the file is held off
+    (it stays in the journal). Returns the labels then stored (item id, label)."""
+    assert proc.stdin is not None
+    wait_for_question(proc, "1/4")
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True,
+                                            isolation_level=None)) as reader:
+        reader.execute("BEGIN")  # a snapshot from before the answer, held
+        assert reader.execute("SELECT COUNT(*) FROM labels").fetchone() == (0,)
+        proc.stdin.write("1\n")  # the first answer: saved, but not folded in
+        proc.stdin.flush()
+        wait_for_question(proc, "2/4")
+        assert os.path.getsize(f"{db}-wal") > 0  # the answer is in the journal
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
+                                "ON i.idx = l.idx").fetchall()
+        reader.execute("COMMIT")
+    return [(str(i), int(v)) for i, v in first]
+
+
 def test_a_backup_copied_over_an_answer_left_in_the_journal_is_refused_with_it_kept(
         pool_files: PoolFiles, tmp_path: Path) -> None:
     env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no label
     proc = label_child(db, env)
     assert proc.stdin is not None
     try:
-        wait_for_question(proc, "1/4")
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True,
-                                                isolation_level=None)) as reader:
-            reader.execute("BEGIN")  # a snapshot from before the answer, held
-            assert reader.execute("SELECT COUNT(*) FROM labels").fetchone() == (0,)
-            proc.stdin.write("1\n")  # the first answer: saved, but not folded in
-            proc.stdin.flush()
-            wait_for_question(proc, "2/4")
-            assert os.path.getsize(f"{db}-wal") > 0  # the answer is in the journal
-            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
-                first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
-                                    "ON i.idx = l.idx").fetchall()
-            reader.execute("COMMIT")
+        first = _first_answer_left_in_the_journal(proc, db)
         assert len(first) == 1
         subprocess.run(["cp", str(backup), str(db)], check=True)  # the backup put back
         out, err = proc.communicate("2\n", timeout=60)  # the next answer
@@ -109,19 +119,7 @@ def test_a_copy_written_to_elsewhere_as_often_is_refused_under_the_journal(
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdin is not None
     try:
-        wait_for_question(proc, "1/4")
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True,
-                                                isolation_level=None)) as reader:
-            reader.execute("BEGIN")  # a snapshot from before the answer, held
-            assert reader.execute("SELECT COUNT(*) FROM labels").fetchone() == (0,)
-            proc.stdin.write("1\n")  # the first answer: saved, but not folded in
-            proc.stdin.flush()
-            wait_for_question(proc, "2/4")
-            assert os.path.getsize(f"{db}-wal") > 0
-            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
-                first = con.execute("SELECT i.item_id, l.label FROM labels l JOIN items i "
-                                    "ON i.idx = l.idx").fetchall()
-            reader.execute("COMMIT")
+        first = _first_answer_left_in_the_journal(proc, db)
         subprocess.run(["cp", str(copy), str(db)], check=True)  # the copy put over it
         out, err = proc.communicate("2\n", timeout=60)  # the next answer
     finally:

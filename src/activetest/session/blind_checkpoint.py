@@ -130,13 +130,7 @@ def _content_digest(key: str, k: int, arrays: dict[str, np.ndarray]) -> np.ndarr
     in the order of the names), the per-item columns' digests included."""
     h = hashlib.sha256()
     h.update(json.dumps([str(key), int(k)]).encode())
-    for name in sorted(arrays):
-        if name == _DIGEST:
-            continue
-        a = np.ascontiguousarray(arrays[name])
-        h.update(json.dumps([name, a.dtype.str, list(a.shape)]).encode())
-        h.update(a.tobytes())
-    return np.frombuffer(h.digest(), dtype=np.uint8).copy()
+    return checkpoint.arrays_digest(h, arrays, _DIGEST)
 
 
 def _verified(z: Any, key: str, k: int) -> dict[str, np.ndarray] | None:

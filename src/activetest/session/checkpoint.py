@@ -83,7 +83,7 @@ from activetest.session.store import SessionStore
 DAMAGED = (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
            zipfile.BadZipFile, zlib.error, sqlite3.DatabaseError)
 
-__all__ = ["enabled", "load", "save", "spec_hash"]
+__all__ = ["arrays_digest", "enabled", "load", "save", "spec_hash"]
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS adaptive_checkpoints (draws INTEGER NOT NULL, "
            "labels INTEGER NOT NULL, spec_hash TEXT NOT NULL, state BLOB NOT NULL, "
@@ -134,8 +134,16 @@ def _content_digest(key: tuple[int, int, str], arrays: dict[str, np.ndarray]) ->
     every array of its blob but the digest itself (each by its name, dtype, shape and
     bytes, in the order of the names), the per-item columns' digests included."""
     h = hashlib.sha256(json.dumps([int(key[0]), int(key[1]), str(key[2])]).encode())
+    return arrays_digest(h, arrays, _DIGEST)
+
+
+def arrays_digest(h: Any, arrays: dict[str, np.ndarray], skip: str) -> np.ndarray:
+    """``(32,)`` uint8: the SHA-256 ``h`` (begun with what the caller keys it by) after
+    every array of ``arrays`` but ``skip``, each by its name, dtype and shape (JSON) and
+    then its bytes, in the order of the names: the one rule of the stored states' content
+    digests (this module's checkpoint, the blind-spot state's)."""
     for name in sorted(arrays):
-        if name == _DIGEST:
+        if name == skip:
             continue
         a = np.ascontiguousarray(arrays[name])
         h.update(json.dumps([name, a.dtype.str, list(a.shape)]).encode())
