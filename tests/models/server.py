@@ -217,7 +217,7 @@ class _ReferenceHandler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def _served(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+def serve_in_thread(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
     """Serve ``handler`` on a free local port in a thread (request threads daemonic);
     yields the port; shut down and closed on exit."""
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -310,7 +310,23 @@ _WIDE = {
 _CHECKED_TOP = {" neutral": -0.3}
 
 
-class _FaultHandler(http.server.BaseHTTPRequestHandler):
+class _QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A handler whose GET and POST both go to ``_handle`` and that logs nothing."""
+
+    def _handle(self) -> None:
+        raise NotImplementedError
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class _FaultHandler(_QuietHandler):
     """A completions server for a two-class task whose words are " negative"/" positive"."""
 
     mode: ClassVar[str] = "ok"
@@ -498,15 +514,6 @@ class _FaultHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(type(self).interval)
 
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 class FaultServer(NamedTuple):
     """A running :func:`fault_server`: its ``/v1`` URL and what each request carried."""
@@ -585,11 +592,11 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
     handler = type("Handler", (_FaultHandler,), {"mode": mode, "interval": interval,
                                                  "seen": [], "garbled": False,
                                                  "released": threading.Event()})
-    with _served(handler) as port:
+    with serve_in_thread(handler) as port:
         yield FaultServer(f"http://127.0.0.1:{port}/v1", handler.seen)
 
 
-class _ProxyAuthHandler(http.server.BaseHTTPRequestHandler):
+class _ProxyAuthHandler(_QuietHandler):
     """An HTTP proxy that wants credentials: every request gets 407 and a challenge."""
 
     seen: ClassVar[list[str]] = []
@@ -609,15 +616,6 @@ class _ProxyAuthHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.close_connection = True
 
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @contextlib.contextmanager
 def proxy_wanting_credentials() -> Iterator[FaultServer]:
@@ -626,5 +624,5 @@ def proxy_wanting_credentials() -> Iterator[FaultServer]:
     proxy does for a client without its credentials. Yields a :class:`FaultServer`: the
     proxy's URL (``http://127.0.0.1:PORT``) and the URLs it was asked for."""
     handler = type("Handler", (_ProxyAuthHandler,), {"seen": []})
-    with _served(handler) as port:
+    with serve_in_thread(handler) as port:
         yield FaultServer(f"http://127.0.0.1:{port}", handler.seen)

@@ -659,16 +659,10 @@ class _Bad(http.server.BaseHTTPRequestHandler):
 
 @contextlib.contextmanager
 def bad_server(mode: str) -> Iterator[int]:
-    handler = type("Handler", (_Bad,), {"mode": mode})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield int(httpd.server_address[1])
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    from tests.models.server import serve_in_thread
+
+    with serve_in_thread(type("Handler", (_Bad,), {"mode": mode})) as port:
+        yield port
 
 
 def _free_port() -> int:

@@ -59,21 +59,30 @@ def _first_answer_left_in_the_journal(proc: subprocess.Popen[str], db: Path
     return [(str(i), int(v)) for i, v in first]
 
 
-def test_a_backup_copied_over_an_answer_left_in_the_journal_is_refused_with_it_kept(
-        pool_files: PoolFiles, tmp_path: Path) -> None:
-    env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no label
+def _put_over_after_the_first_answer(db: Path, env: dict[str, str], src: Path
+                                     ) -> tuple[list[tuple[str, int]], str, str]:
+    """A ``label`` run on ``db`` answers its first question, left in the journal
+    (:func:`_first_answer_left_in_the_journal`); ``src`` is then copied over ``db``
+    (``cp``) and the run answers again. Returns the labels stored before the copy and the
+    run's output and errors; the run refused (exit 2)."""
     proc = label_child(db, env)
-    assert proc.stdin is not None
     try:
         first = _first_answer_left_in_the_journal(proc, db)
-        assert len(first) == 1
-        subprocess.run(["cp", str(backup), str(db)], check=True)  # the backup put back
+        subprocess.run(["cp", str(src), str(db)], check=True)  # put over the file
         out, err = proc.communicate("2\n", timeout=60)  # the next answer
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 2, (out, err)
+    return first, out, err
+
+
+def test_a_backup_copied_over_an_answer_left_in_the_journal_is_refused_with_it_kept(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no label
+    first, _, err = _put_over_after_the_first_answer(db, env, backup)
+    assert len(first) == 1
     assert "Traceback" not in err and err.count("error:") == 1, err
     assert "content was replaced" in err and "an older state of this session" in err, err
     assert "damaged" not in err, err
@@ -115,18 +124,7 @@ def test_a_copy_written_to_elsewhere_as_often_is_refused_under_the_journal(
     with Session.open(copy) as other:  # one write elsewhere: the last item labelled
         last = other.pending()[-1].item_id
         other.add_label(last, 0, source="api")
-    proc = subprocess.Popen(cli_command("label", str(db)), env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdin is not None
-    try:
-        first = _first_answer_left_in_the_journal(proc, db)
-        subprocess.run(["cp", str(copy), str(db)], check=True)  # the copy put over it
-        out, err = proc.communicate("2\n", timeout=60)  # the next answer
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 2, (out, err)
+    first, _, err = _put_over_after_the_first_answer(db, env, copy)
     assert "Traceback" not in err and err.count("error:") == 1, err
     assert "content was replaced" in err and "written to elsewhere" in err, err
     (sheet,) = tmp_path.glob("s.unsaved-*.csv")
