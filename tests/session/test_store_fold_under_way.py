@@ -148,3 +148,92 @@ def test_a_cut_off_fold_delays_the_judgment_by_at_most_the_wait(
         os.utime(st.path, ns=(before.mtime_ns + 10**6, before.mtime_ns + 10**6))  # a copy
         why, _ = journal_put_back(st.path, dataclasses.replace(before, folding=False), seen)
         assert why.startswith("a copy of this session's file put over it")
+
+
+#: A child that tries to take the session file's write lock at once, and then to fold
+#: its journal whole; prints what it got.
+_OTHER_WRITER = r"""
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=0)
+try:
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("ROLLBACK")
+    print("write lock: taken")
+except sqlite3.OperationalError as exc:
+    print("write lock:", exc)
+busy = c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+print("fold:", "held off" if busy else "done")
+"""
+
+
+def _other_writer(p: Path) -> list[str]:
+    got = subprocess.run([sys.executable, "-c", _OTHER_WRITER, str(p)],
+                         capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+    return got.stdout.splitlines()
+
+
+def test_reading_the_wal_index_keeps_this_processs_locks_on_it(tmp_path: Path) -> None:
+    """QA (CI, 2026-12-08: two labelling servers on one file): the wal-index was read
+    through a descriptor opened and closed, which dropped every SQLite lock this process
+    held on it (POSIX locks go with any descriptor's close): inside a write transaction,
+    another process then took the write lock too. Each read keeps them (the write lock,
+    a reader's snapshot), for every store of this process on the file, until the last
+    one closes."""
+    st = _store(tmp_path)
+    other = SessionStore.open(st.path)
+    try:
+        with st.transaction():
+            assert _other_writer(st.path)[0] == "write lock: database is locked"
+            fold_under_way(st.path)
+            main_file_state(st.path)
+            assert _other_writer(st.path)[0] == "write lock: database is locked"
+        with st.reading() as conn:  # a snapshot held: the journal may not be emptied
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+            with other.transaction():
+                pass  # (a commit after the snapshot, in the journal)
+            fold_under_way(st.path)
+            assert _other_writer(st.path) == ["write lock: taken", "fold: held off"]
+        with st.transaction():
+            fold_under_way(st.path)
+            other.close()  # the other store of this process on the file lets go: this
+            fold_under_way(st.path)  # one's locks are still kept
+            assert _other_writer(st.path)[0] == "write lock: database is locked"
+    finally:
+        other.close()
+        st.close()
+    assert _other_writer(st.path) == ["write lock: taken", "fold: done"]
+
+
+def test_a_fold_between_the_times_and_the_mark_is_not_taken_for_a_copy_later(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA (CI, 2026-12-08, under load): the file's times were read before another
+    process's fold and its mark after it; the next check found the times changed (by
+    that fold) and the mark as noted, and refused "a copy put over it". The times are
+    read around the mark, and read again where they moved. The other writer is real;
+    only its moment (inside the mark's read) is chosen."""
+    st = _store(tmp_path)
+    try:
+        with st.transaction():
+            pass
+        seen = read_mark(st._conn)
+        real = store_journal.read_mark
+        calls = []
+
+        def read_during_a_fold(conn: sqlite3.Connection):  # type: ignore[no-untyped-def]
+            if not calls:
+                time.sleep(0.02)  # (the file's times move on: a coarse clock)
+                with SessionStore.open(st.path) as other, other.transaction():
+                    pass  # committed and folded whole: the file's times change
+            calls.append(1)
+            return real(conn)
+
+        monkeypatch.setattr(store_journal, "read_mark", read_during_a_fold)
+        noted = main_file_state(st.path)
+        monkeypatch.setattr(store_journal, "read_mark", real)
+        assert noted is not None and noted.mark is not None and seen is not None
+        assert noted.mark.count == seen.count + 1
+        assert journal_put_back(st.path, noted, seen) == ("", noted)
+        assert os.stat(st.path).st_mtime_ns == noted.mtime_ns and len(calls) == 2
+    finally:
+        st.close()

@@ -116,9 +116,11 @@ from activetest.session.store_errors import (
 )
 from activetest.session.store_journal import (
     MainFileState,
+    hold_wal_index,
     journal_put_back,
     main_file_state,
     main_only,
+    release_wal_index,
     set_aside_journal,
 )
 from activetest.session.store_labels import LabelsMixin
@@ -270,6 +272,9 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         #: that commit's fold was incomplete (None: folded): a file put back under the
         #: journal is told from it (:mod:`~activetest.session.store_journal`)
         self._unfolded: MainFileState | None = None
+        #: this store's hold of the file's wal-index descriptor (None: released):
+        #: :func:`~activetest.session.store_journal.hold_wal_index`
+        self._wal_key: str | None = None
         self._conn = _conn
         #: the file opened (device, inode): a write into another is refused
         self._identity = file_identity(self.path)
@@ -583,6 +588,9 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
         """Close the connection (idempotent)."""
         with contextlib.suppress(sqlite3.Error):
             self._sqlite.close()
+        if self._wal_key is not None:  # (after the connection: its locks are gone)
+            release_wal_index(self._wal_key)
+            self._wal_key = None
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -597,6 +605,8 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
     @_conn.setter
     def _conn(self, conn: sqlite3.Connection) -> None:
         self._sqlite = conn
+        if self._wal_key is None:  # (this process's SQLite locks on it stay held)
+            self._wal_key = hold_wal_index(self.path)
 
     def _check_journal(self) -> None:
         """Refuse (:meth:`_put_back_under_journal`) where the file was put back under the

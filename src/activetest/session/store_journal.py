@@ -46,6 +46,18 @@ would read the file's history, which a fold under way writes after the mark); a 
 another process left unfolded (that process sees it at its write); a connection of
 another process that still holds the old journal open and folds it when it closes
 last (the journal is emptied in place, so that fold finds no frame to copy).
+
+The wal-index is read through one descriptor per file per process, opened the first
+time and closed only when the last store of this process on the file has closed
+(:func:`hold_wal_index`, :func:`release_wal_index`): SQLite's locks (a reader's
+snapshot, the write lock, the fold's) are POSIX locks on that file, and closing any
+descriptor of a file drops all of the process's locks on it (QA, CI 2026-12-08: the
+check opened and closed the ``-shm`` to read it, inside the write transaction; the
+other labelling server then wrote at the same time, and SQLite said "locking protocol"
+or the check found the other's half-done work and refused a put-back that was none).
+The file's times and its mark are read as one state only where its times did not change
+around the mark's read (QA: the times read before another process's fold, the mark
+after it, made the next check take that fold's own change for a copy).
 """
 
 from __future__ import annotations
@@ -55,6 +67,7 @@ import os
 import shutil
 import sqlite3
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -80,7 +93,8 @@ _SHM_BACKFILL = 96
 _SHM_ATTEMPTED = 128
 
 __all__ = ["FOLD_WAIT_S", "REREADS", "REREAD_S", "MainFileState", "fold_under_way",
-           "journal_put_back", "main_file_state", "main_only", "set_aside_journal"]
+           "hold_wal_index", "journal_put_back", "main_file_state", "main_only",
+           "release_wal_index", "set_aside_journal"]
 
 
 @dataclass(frozen=True)
@@ -105,18 +119,101 @@ class MainFileState:
     folding: bool = False
 
 
+class _WalIndexReaders:
+    """The descriptors this process reads wal-indexes through: one per session file
+    (its real path) that a store of this process holds (:func:`hold_wal_index`), opened
+    at its first read and closed when the last holder lets go (:func:`release_wal_index`,
+    after its SQLite connection is closed)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders: dict[str, int] = {}
+        self._fds: dict[str, int] = {}
+
+    def hold(self, key: str) -> None:
+        with self._lock:
+            self._holders[key] = self._holders.get(key, 0) + 1
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            left = self._holders.get(key, 0) - 1
+            if left > 0:
+                self._holders[key] = left
+                return
+            self._holders.pop(key, None)
+            fd = self._fds.pop(key, None)
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def read(self, key: str, n: int) -> bytes | None:
+        """The first ``n`` bytes of ``<key>-shm`` (None: it cannot be read); through the
+        kept descriptor where the file is held, else through one opened and closed."""
+        shm = f"{key}-shm"
+        with self._lock:
+            if key in self._holders:
+                fd = self._fds.get(key)
+                if fd is not None and _unlinked(fd):  # (the last connection removed it)
+                    self._fds.pop(key)
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                    fd = None
+                if fd is None:
+                    try:
+                        fd = self._fds[key] = os.open(shm, os.O_RDONLY)
+                    except OSError:
+                        return None
+                try:
+                    return os.pread(fd, n, 0)
+                except OSError:
+                    return None
+        try:  # no store of this process has the file open: no lock of it to drop
+            with open(shm, "rb") as f:
+                return f.read(n)
+        except OSError:
+            return None
+
+
+def _unlinked(fd: int) -> bool:
+    try:
+        return os.fstat(fd).st_nlink == 0
+    except OSError:
+        return True
+
+
+_READERS = _WalIndexReaders()
+
+
+def _key(p: str | os.PathLike[str]) -> str:
+    return os.path.realpath(p)
+
+
+def hold_wal_index(p: str | os.PathLike[str]) -> str:
+    """Note that a store of this process has the session file ``p`` open (SQLite's locks
+    on its wal-index are then this process's): its wal-index is read through a
+    descriptor kept open until :func:`release_wal_index`. Returns the key to release."""
+    key = _key(p)
+    _READERS.hold(key)
+    return key
+
+
+def release_wal_index(key: str) -> None:
+    """Let go of a hold of :func:`hold_wal_index` (after the store's SQLite connection is
+    closed); the last one closes the descriptor."""
+    _READERS.release(key)
+
+
 def fold_under_way(p: Path) -> bool:
     """Whether a fold (SQLite's checkpoint) of the journal of the session file ``p`` into
     the file is under way now, by any connection of any process: its wal-index says a
     fold began to copy frames that are not all copied yet (``nBackfillAttempted`` above
     ``nBackfill``). Also True after a fold cut off (its process killed, a write error)
-    until the next fold; False where there is no wal-index to read."""
-    try:
-        with open(f"{p}-shm", "rb") as f:
-            head = f.read(_SHM_ATTEMPTED + 4)
-    except OSError:
-        return False
-    if len(head) < _SHM_ATTEMPTED + 4:
+    until the next fold; False where there is no wal-index to read.
+
+    Read without dropping this process's SQLite locks on the wal-index where a store of
+    this process holds the file (:func:`hold_wal_index`)."""
+    head = _READERS.read(_key(p), _SHM_ATTEMPTED + 4)
+    if head is None or len(head) < _SHM_ATTEMPTED + 4:
         return False
     (done,) = struct.unpack_from("=I", head, _SHM_BACKFILL)
     (began,) = struct.unpack_from("=I", head, _SHM_ATTEMPTED)
@@ -138,21 +235,34 @@ def main_only(p: Path) -> Iterator[sqlite3.Connection]:
 
 
 def main_file_state(p: Path) -> MainFileState | None:
-    """The state of the session file ``p`` without its journal (None: no file); a fold
-    under way before or after its size, times and mark are read is noted
+    """The state of the session file ``p`` without its journal (None: no file): its size
+    and times read before and after its mark, as one state where they are the same (up
+    to :data:`REREADS` more tries, :data:`REREAD_S` apart; a file that kept changing is
+    noted as read in a fold's middle); a fold under way before or after is noted
     (:attr:`MainFileState.folding`)."""
-    folding = fold_under_way(p)
-    try:
-        st = os.stat(p)
-    except OSError:
-        return None
-    try:
-        with main_only(p) as conn:
-            mark = read_mark(conn)
-    except sqlite3.Error:
-        mark = None
-    folding = folding or fold_under_way(p)
-    return MainFileState(st.st_size, st.st_mtime_ns, st.st_ctime_ns, mark, folding)
+    for tries in range(REREADS + 1):
+        folding = fold_under_way(p)
+        try:
+            st = os.stat(p)
+        except OSError:
+            return None
+        try:
+            with main_only(p) as conn:
+                mark = read_mark(conn)
+        except sqlite3.Error:
+            mark = None
+        try:
+            after = os.stat(p)
+        except OSError:
+            return None
+        folding = folding or fold_under_way(p)
+        steady = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (
+            after.st_size, after.st_mtime_ns, after.st_ctime_ns)
+        if steady or tries == REREADS:
+            return MainFileState(after.st_size, after.st_mtime_ns, after.st_ctime_ns, mark,
+                                 folding or not steady)
+        time.sleep(REREAD_S)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
