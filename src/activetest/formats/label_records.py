@@ -106,6 +106,11 @@ class LabelRecord:
             session file put back leaves: its ``source`` cell, e.g. ``web (alice)``),
             stored as it is, not tagged as an import's (the label comes back as the one
             it was: the labelling page settles and undoes its own labels only).
+        unnamed_undo: a label taken back (``undone`` set) whose row does not say which
+            label (that sheet's layouts before the ``undone`` column wrote a label taken
+            back as a row with an empty ``label`` cell): ``label`` is then -1, no class;
+            the import takes back whatever label the session holds for the item only
+            where told to (see :mod:`activetest.session.put_back_rows`).
     """
 
     item_id: str
@@ -123,6 +128,7 @@ class LabelRecord:
     kind: str | None = None
     undone: str | None = None
     own_source: bool = False
+    unnamed_undo: bool = False
 
 
 def shown_cells(row: Mapping[str, Any], skip: Sequence[str]) -> tuple[tuple[str, str], ...]:

@@ -76,13 +76,32 @@ UNDONE_LABEL_COLUMN = "undone_label"
 #: with the label in ``label`` added it as a label).
 PUT_BACK_COLUMNS = ("item_id", "label", "source", "time", "answer_of", "annotator",
                     "ground_truth", KIND_COLUMN, UNDONE_COLUMN, UNDONE_LABEL_COLUMN)
-#: The headers read as that sheet, each as a whole (every column, in order): the one
-#: written now, and the one before ``undone_label`` (an undone row's label in ``label``).
+#: The headers read as that sheet, each as a whole (every column, in order): every layout
+#: a release of ours wrote beside a session file put back, newest first: the one written
+#: now; the one before ``undone_label`` (an undone row's label in ``label``); the one
+#: before ``annotation_kind`` and ``undone`` (each annotator's answer a row, each item's
+#: label as the command's last change left it: a label it took back a row whose
+#: ``label`` cell is empty); and the first, of the label changes alone, one row each, in
+#: the order made (no ``annotator`` nor ``ground_truth``; a change that took a label
+#: back a row whose ``label`` cell is empty).
 #: Only a file with one of them is that sheet: its ``annotation_kind``, ``undone`` and
-#: ``undone_label`` cells are read as such, and each label's ``source`` cell is kept as
-#: the label's own. In any other file (a pool or a sheet with columns of its own of those
-#: names) they are cells like any other, compared with the item's fields as shown.
-PUT_BACK_HEADERS = (PUT_BACK_COLUMNS, PUT_BACK_COLUMNS[:-1])
+#: ``undone_label`` cells are read as such, each label's ``source`` cell is kept as the
+#: label's own, and an empty ``label`` cell of a layout without ``undone`` (naming no
+#: annotator) is a label taken back that the row does not name
+#: (:attr:`LabelRecord.unnamed_undo`). In any other file (a pool or a sheet with
+#: columns of its own of those names) they are cells like any other, compared with the
+#: item's fields as shown.
+#:
+#: That sheet's ``source``, ``time`` and ``annotator`` cells are NOT compared with
+#: fields of the item of those names (a pool with a ``source`` or ``time`` column), as
+#: an activetest before :data:`PUT_BACK_HEADERS` did (it read every put-back sheet as a
+#: person's): they are the label's (who gave it, when), never text the row showed, so
+#: the two differ on every row of such a pool and that comparison refused the whole
+#: sheet (every label it kept) while protecting none; the sheet shows no item text, and
+#: what keeps its labels from going to other items is the import's own checks (each id
+#: a drawn item of the session; a label held otherwise refused unless ``--overwrite``).
+PUT_BACK_HEADERS = (PUT_BACK_COLUMNS, PUT_BACK_COLUMNS[:-1], PUT_BACK_COLUMNS[:7],
+                    PUT_BACK_COLUMNS[:5])
 #: Name of the prediction columns in :func:`export_items` sheets.
 PREDICTED_COLUMN = "predicted"
 PROBABILITY_COLUMN = "predicted_prob"
@@ -313,7 +332,8 @@ def write_sheet(out: Path, fmt: str, header: Sequence[str], rows: Sequence[Mappi
 def filled_labels(p: Path, fmt: str, *, label_column: str = "label") -> int:
     """How many answers a sheet (or Label Studio file) ``p`` of format ``fmt`` holds: rows
     whose ``label_column`` cell is filled in (in a sheet a session file put back, whose
-    header is one of :data:`PUT_BACK_HEADERS`, also an undone row's ``undone_label``), or
+    header is one of :data:`PUT_BACK_HEADERS`, also an undone row's ``undone_label``, and
+    a label taken back whose row names none), or
     a Label Studio export's annotations with a result that were not cancelled (a tasks
     file's predictions are no answers).
     Any cell counts, a class or not: this asks whether writing over ``p`` would lose
@@ -352,6 +372,10 @@ def filled_labels(p: Path, fmt: str, *, label_column: str = "label") -> int:
         # empty (QA: a sheet of undone rows alone counted 0, so select --out replaced it)
         if filled(row.get(label_column)) or (put_back and filled(row.get(UNDONE_LABEL_COLUMN))):
             n += 1
+        elif put_back and not filled(row.get("annotator")) and (
+                filled(row.get(UNDONE_COLUMN)) if UNDONE_COLUMN in row
+                else filled(row.get("time"))):  # a label taken back, the row naming
+            n += 1  # none (the layouts before undone_label: LabelRecord.unnamed_undo)
     return n
 
 
@@ -440,6 +464,41 @@ def _truth_cell(value: Any, where: str) -> bool:
                          f"true for the item's reference label, or leave it empty")
 
 
+def _unnamed_undo(row: Mapping[str, Any], undone: str | None, where: str, id_column: str,
+                  source: str) -> LabelRecord | None:
+    """A row of the sheet a session file put back whose label cells are empty, as the
+    label taken back it is (:attr:`LabelRecord.unnamed_undo`: the row does not say
+    which label), or None where it is no such row.
+
+    A layout without the ``undone`` column wrote a label the command took back as a row
+    naming no annotator with an empty ``label`` cell, the undo's time in ``time``; a
+    layout with it, a row whose ``undone`` cell is filled. A row naming an annotator
+    (an answer) with an empty ``label`` cell, or one with neither a time nor
+    ``undone``, is no undo (none of our releases wrote one): a row not labelled yet.
+
+    Raises:
+        LabelFileError: an annotator's answer marked undone that names no label (the
+            answer undone cannot be kept so without it), naming the row.
+    """
+    who = (optional_text(row.get("annotator"), where, "annotator") or "").strip()
+    if who:
+        if undone is not None:
+            raise LabelFileError(f"{where}: {who!r}'s answer is marked undone ({undone}) "
+                                 f"but names no label: write the answer taken back in "
+                                 f"{UNDONE_LABEL_COLUMN} (or delete the row)")
+        return None
+    if undone is None and UNDONE_COLUMN not in row:  # the older layouts: the undo's time
+        undone = iso_time(row.get("time"), where, "time")
+    if undone is None:
+        return None
+    own = (optional_text(row.get("source"), where, "source") or "").strip() or None
+    return LabelRecord(item_id=id_cell(row[id_column], where, id_column), label=-1,
+                       source=own or source, time=iso_time(row.get("time"), where, "time"),
+                       raw="", where=where, answer_of=answer_of_cell(row.get("answer_of"),
+                                                                     where),
+                       undone=undone, own_source=own is not None, unnamed_undo=True)
+
+
 def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, labels: ParseLabel,
                   *, id_column: str, label_column: str, source: str) -> list[LabelRecord]:
     """The labelled rows of a sheet (``(where, row)`` pairs) as records; rows whose label
@@ -486,6 +545,10 @@ def sheet_records(rows: Iterator[tuple[str, Mapping[str, Any]]], fmt: str, label
             raw = row.get(UNDONE_LABEL_COLUMN)  # taken back: its label (an old reader
             # skips the row, its label cell empty)
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+            back = (_unnamed_undo(row, undone, where, id_column, source) if put_back
+                    else None)  # (a label taken back was skipped unsaid: the backup's
+            if back is not None:  # label stayed after import)
+                records.append(back)
             continue
         item_id = id_cell(row[id_column], where, id_column)
         try:

@@ -16,7 +16,13 @@ session back as it was. A record with ``undone`` set is never a label to add:
   Where the session holds another label for the item, the import is refused unless
   ``overwrite``, naming the file's row, the item and both labels.
 
-Records without these (every other file, a sheet written before them) import as before.
+Records without these (every other file) import as before. A sheet of that sheet's
+older layouts (:data:`activetest.formats.sheets.PUT_BACK_HEADERS`: before
+``annotation_kind`` and ``undone``) wrote a label the command took back as a row with an
+empty ``label`` cell: it is a label taken back that the row does not name
+(:attr:`~activetest.formats.label_records.LabelRecord.unnamed_undo`), refused where the
+session holds a label for its item unless ``overwrite`` (:func:`check_taken_back`), never
+skipped unsaid.
 A file's ``annotation_kind`` and ``undone`` columns are read so only where its header is
 that sheet's as a whole (:data:`activetest.formats.sheets.PUT_BACK_HEADERS`); a pool's
 own columns of those names are cells like any other. An undone row's label is in its
@@ -117,12 +123,16 @@ def check_taken_back(s: Any, records: Sequence[Any], given: Sequence[Any], *,
 
     A record whose item holds no label takes nothing back (the file put back never had
     it). One whose item holds another label than the record's is refused, unless
-    ``overwrite`` (then that label is taken back: the history keeps it).
+    ``overwrite`` (then that label is taken back: the history keeps it); so is one that
+    names no label (:attr:`~activetest.formats.label_records.LabelRecord.unnamed_undo`:
+    the sheet's older layouts) where the item holds one: which label the command took
+    back is not known, so the one held is taken back only where told.
 
     Raises:
         LabelError: listing every bad record (file and line): an item not drawn, a class
             or compared target unknown, an item both labelled and taken back, another
-            label held without ``overwrite``; nothing may be written then.
+            label held (or one held where the record names none) without ``overwrite``;
+            nothing may be written then.
     """
     from activetest.session.compare_graded import compare_role
     from activetest.session.labels import parse_label
@@ -153,8 +163,9 @@ def check_taken_back(s: Any, records: Sequence[Any], given: Sequence[Any], *,
             problems.append(f"{at}item {item_id!r}: answer_of {spec!r} is no compared target "
                             f"of this session")
             continue
+        unnamed = getattr(r, "unnamed_undo", False) is True  # the row names no label
         try:
-            y = parse_label(s.task, r.label)
+            y = None if unnamed else parse_label(s.task, r.label)
         except LabelError as exc:
             problems.append(f"{at}item {item_id!r}{whose}: {exc}")
             continue
@@ -167,8 +178,17 @@ def check_taken_back(s: Any, records: Sequence[Any], given: Sequence[Any], *,
         cur = held.get(row)
         if cur is None:
             continue  # not held: nothing to take back
-        if cur.label != y and not overwrite:
-            shown = names[cur.label] if 0 <= cur.label < len(names) else cur.label
+        shown = names[cur.label] if 0 <= cur.label < len(names) else cur.label
+        if y is None and not overwrite:  # (QA: such a row was skipped unsaid, and the
+            # label the file put back held stayed after import)
+            problems.append(f"{at}item {item_id!r}{whose}: the file takes back its label "
+                            f"(undone {r.undone}) without naming it (an empty label cell: "
+                            f"the sheet's layout before the undone_label column), and the "
+                            f"session holds {shown!r} (from {cur.source}); pass --overwrite "
+                            f"(overwrite=True) to take that back (the history keeps it), or "
+                            f"delete the row to keep it")
+            continue
+        if y is not None and cur.label != y and not overwrite:
             problems.append(f"{at}item {item_id!r}{whose}: the file takes back label "
                             f"{names[y]!r} (undone {r.undone}), but the session holds "
                             f"{shown!r} (from {cur.source}); pass --overwrite (overwrite="

@@ -87,14 +87,18 @@ def unimported_answers(s: Any, path: str | Path, fmt: str) -> list[str]:
                 stored = _vote_kept(s.store, row, role, name, vote, rec.label)
         else:
             old = current.get(row)
-            stored = old is not None and old.label == rec.label
+            stored = old is not None and (old.label == rec.label  # (a label taken back
+                                          or getattr(rec, "unnamed_undo", False) is True)
+            # that the row does not name: "stored" while the session holds none)
         if getattr(rec, "undone", None) and row is not None:
             # a label (or an answer) taken back: in the session as long as the session
             # does not hold it (QA: a put-back sheet of undone rows was written over)
             stored = not stored
         if not stored:
             names = s.task.class_names
-            given = names[rec.label] if 0 <= rec.label < len(names) else rec.label
+            given = (names[rec.label] if 0 <= rec.label < len(names)
+                     else "(its label, not named)" if getattr(rec, "unnamed_undo", False)
+                     else rec.label)
             of = f" (answer of {spec})" if spec else ""
             back = " taken back" if getattr(rec, "undone", None) else ""
             missing.append(f"{rec.where or path}: item {rec.item_id!r}{of} {given!r}{back}")
