@@ -89,3 +89,30 @@ def test_a_sheets_ground_truth_column_marks_a_reference_label(tmp_path):
     path.write_text("item_id,label,ground_truth\na,pos,maybe\n", encoding="utf-8")
     with pytest.raises(LabelFileError, match=r"s\.csv, line 2: ground_truth 'maybe'"):
         sheets.read_labels(path, "csv", _rule)
+
+
+def test_put_back_rows_taken_back_with_no_label_are_read_or_refused_never_skipped(
+        tmp_path) -> None:
+    """The put-back sheet's rows whose label cells are empty: in the layouts without
+    ``undone`` (7 and 5 columns), a row naming no annotator with a time is a label taken
+    back that it does not name (``unnamed_undo``, the time its ``undone``); in the
+    layouts with it, a row marked undone alike. An annotator's answer marked undone with
+    no label is refused, naming the line (it cannot be kept undone without it); a row
+    with no time (none of our releases wrote one) is not labelled yet."""
+    at = "2026-12-07T10:00:00+00:00"
+    seven = tmp_path / "seven.csv"
+    seven.write_text("item_id,label,source,time,answer_of,annotator,ground_truth\n"
+                     f"a,,undo,{at},,,\nb,,,,,,\nc,pos,api,{at},,,\n", encoding="utf-8")
+    got = sheets.read_labels(seven, "csv", _rule)
+    assert [(r.item_id, r.undone, r.unnamed_undo, r.source) for r in got] == [
+        ("a", at, True, "undo"), ("c", None, False, "api")]
+    ten = tmp_path / "ten.csv"
+    ten.write_text(",".join(sheets.PUT_BACK_COLUMNS) + "\n"
+                   f"a,,undo,{at},,,,,{at},\n", encoding="utf-8")
+    (got,) = sheets.read_labels(ten, "csv", _rule)
+    assert got.unnamed_undo and got.undone == at
+    ten.write_text(",".join(sheets.PUT_BACK_COLUMNS) + "\n"
+                   f"a,,answer (alice),{at},,alice,,answer,{at},\n", encoding="utf-8")
+    with pytest.raises(LabelFileError, match=r"ten.csv, line 2: 'alice'.s answer is marked "
+                                             r"undone .* names no label"):
+        sheets.read_labels(ten, "csv", _rule)
