@@ -573,3 +573,19 @@ def test_a_compared_targets_absent_recorded_path_is_said_under_the_comparison(
         assert (f"<p>{said}</p>" in page) == bool(absent), page
         assert "Target: gemma3-270m\n" in md and "the path recorded" not in md.split(
             "## Estimates")[0]  # the header's target and surrogate are not absent
+
+
+def test_a_possessive_after_a_url_like_name_is_the_sentences_not_the_code_spans() -> None:
+    """QA: "for table:`www.other.csv's` error rate": a name read as a URL took the
+    possessive the sentence put after it into its code span. Now the span holds the name
+    and the "'s" (or "’s") follows it, after any closing punctuation is also left out;
+    "www.'s" is no URL without its "'s" and stays whole."""
+    from activetest.session.report.render import _md
+
+    assert _md("for table:www.other.csv's error rate") == \
+        "for table:`www.other.csv`'s error rate"
+    assert _md("for table:www.other.csv\u2019s error rate") == \
+        "for table:`www.other.csv`\u2019s error rate"
+    assert _md("(of table:www.other.csv's.)") == "(of table:`www.other.csv`'s.)"
+    assert _md("see www.a's.csv here") == "see `www.a's.csv` here"  # not at its end
+    assert _md("www.'s") == "`www.'s`"

@@ -419,12 +419,19 @@ _URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.|(?:mailto|xmpp):)[^\s|]+
 # What ends a sentence after a URL, not the URL (as GitHub's autolinks leave it out)
 _URL_TAIL = ",.;:!?"
 _URL_CLOSE = {")": "(", "]": "[", "}": "{"}
+# A possessive the sentence puts after a name ("table:www.other.csv's error rate"): the
+# sentence's, not the name's
+_URL_POSSESSIVE = ("'s", "\u2019s")
 
 
 def _url_end(url: str) -> int:
     """The length of ``url`` (a :data:`_URL` match) without its trailing sentence
     punctuation (``,.;:!?``) and closing brackets that have no opening one in it: those
-    stay outside its code span (QA: "www.x.csv," read as code with its comma inside).
+    stay outside its code span (QA: "www.x.csv," read as code with its comma inside),
+    and then one possessive ``'s`` (or ``’s``) the sentence put after the name (QA: "for
+    table:`www.other.csv's` error rate": the name read as one that ends in "'s"; now
+    "table:`www.other.csv`'s error rate"). A name that itself ends in "'s" is shown the
+    same, its "'s" after the span: the text reads the same, only the span is shorter.
     It stops where the rest would no longer be a URL ("www." keeps its dot)."""
     end = len(url)
     while end > 0:
@@ -435,6 +442,8 @@ def _url_end(url: str) -> int:
         if not _URL.fullmatch(url[:end - 1]):
             break
         end -= 1
+    if url[:end].endswith(_URL_POSSESSIVE) and _URL.fullmatch(url[:end - 2]):
+        end -= 2
     return end
 
 
