@@ -185,6 +185,38 @@ def test_a_gz_pools_digest_is_said_to_be_of_what_the_session_stored(tmp_path: Pa
     assert f"- Pool: {said}\n" in md and "unzipped" not in md, md[:600]
 
 
+def test_of_the_unzipped_text_is_said_of_the_compressed_pools_the_reader_unzips(
+        tmp_path: Path) -> None:
+    """The report's rule for a pool's digest "of the unzipped text"
+    (:func:`shown_source`: a classification pool named ``.gz``) is the pool reader's:
+    each real compressed file (gzip, bzip2, xz, under each suffix as named) is either
+    read, its digest that of the unzipped text and said so, or refused (``.bz2``,
+    ``.xz``: no reader decompresses them, so no session stores such a pool)."""
+    import bz2
+    import lzma
+
+    from activetest.data.pool import PoolFormatError, load_pool
+
+    csv, _, _ = write_pool_tables(tmp_path, 10)
+    text = csv.read_bytes()
+    read = []
+    for name, pack in (("pool.csv.gz", gzip.compress), ("pool.csv.GZ", gzip.compress),
+                       ("pool.csv.bz2", bz2.compress), ("pool.csv.xz", lzma.compress)):
+        f = tmp_path / name
+        f.write_bytes(pack(text))
+        try:
+            pool = load_pool(f, task="sst2", id_column="id")
+        except PoolFormatError:
+            assert name.endswith((".bz2", ".xz")), name
+            continue
+        read.append(name)
+        assert pool.sha256 == hashlib.sha256(text).hexdigest() != _sha(f), name
+        named = shown_source({"source": name, "sha256": pool.sha256}, "classification")
+        assert named is not None and named.unzipped, name
+        assert "of the unzipped text" in of_file(named), name
+    assert read == ["pool.csv.gz", "pool.csv.GZ"]
+
+
 def test_a_hub_pools_digest_says_what_was_hashed(tmp_path: Path) -> None:
     """QA: a pool read from a hub snapshot folder (``load_hub_pool``) was said as "of imdb
     (sha256 ...)", as if of a file named so, where the digest is of the bytes of the
