@@ -25,6 +25,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
 from session_support import (
     PoolFiles,
     cli_command,
@@ -164,3 +165,32 @@ def test_a_file_moved_forward_by_another_writer_under_the_journal_is_not_put_bac
         s.close()
     assert not list(tmp_path.glob("s.unsaved-*")) and not list(tmp_path.glob("*.replaced-*"))
     assert count_rows(db, "labels") == 3 and count_rows(db, "acquisitions") == 4
+
+
+@pytest.mark.parametrize("kept", [0.0, 0.5])
+def test_a_copy_cut_short_put_over_an_answer_left_in_the_journal_is_refused_with_it_kept(
+        pool_files: PoolFiles, tmp_path: Path, kept: float) -> None:
+    """A copy of the session cut short (``head -c N backup.db > s.db``: the first
+    ``kept`` of its bytes) put over the file while the run's first answer was still in
+    the journal: its write mark cannot be read, and no fold is under way. QA: that was
+    "cannot tell", and let through: the next answer was said "saved" into a mix of the
+    cut copy and the journal (which SQLite then read as malformed), or the run stopped
+    with "the session file is damaged ... nothing was changed" and the first answer in
+    neither the file nor a sheet. Now it is refused as content put back, the first
+    answer in the sheet beside it, the cut copy untouched, the journal set aside."""
+    env, db, backup = session_with_backup(pool_files, tmp_path)  # 4 draws, no label
+    data = backup.read_bytes()
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(data[:int(len(data) * kept)])
+    first, _, err = _put_over_after_the_first_answer(db, env, cut)
+    assert len(first) == 1
+    assert "Traceback" not in err and err.count("error:") == 1, err
+    assert "content was replaced" in err and "write mark cannot be read" in err, err
+    assert "damaged" not in err, err
+    (sheet,) = tmp_path.glob("s.unsaved-*.csv")
+    assert str(sheet) in err
+    with sheet.open(newline="", encoding="utf-8") as f:
+        assert [(r["item_id"], int(r["label"])) for r in csv.DictReader(f)] == first
+    assert db.read_bytes() == cut.read_bytes()  # the cut copy, untouched
+    (aside,) = tmp_path.glob("s.db-wal.replaced-*")
+    assert str(aside) in err and aside.stat().st_size > 0

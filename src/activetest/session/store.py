@@ -861,8 +861,11 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             self._sqlite.execute("ROLLBACK")
         self.close()
         self._conn = self._connect(self.path, self.busy_timeout)
-        self._conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
-        self._conn.execute("PRAGMA foreign_keys = ON")
+        with contextlib.suppress(sqlite3.DatabaseError):  # content that does not read (a
+            # copy cut short: QA, this refusal became "the session file is damaged ...
+            # nothing was changed", its sheet unsaid): the store's next use says so
+            self._conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+            self._conn.execute("PRAGMA foreign_keys = ON")
         aside = (f"; the journal it was read with (this command's writes before the copy) "
                  f"is kept as {kept}, not folded into it" if kept is not None else "")
         return SessionFileReplacedError(f"{err}{aside}")

@@ -265,6 +265,14 @@ def main_file_state(p: Path) -> MainFileState | None:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+#: :func:`journal_put_back`'s mark not read yet (None is a read that found none).
+_UNREAD = object()
+#: Why a file changed under the journal whose mark cannot be read is refused.
+_UNREADABLE = ("content in which this session's write mark cannot be read (a copy cut "
+               "short, or not a session file: the file rewritten since this "
+               "command's last write, not by a fold of its journal)")
+
+
 def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
                      ) -> tuple[str, MainFileState | None]:
     """Whether the session file ``p`` was put back under the journal since ``before``
@@ -274,11 +282,23 @@ def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
     Only the file's size and times are read where they are as they were (the usual
     case: a few microseconds); its mark, where they are not.
 
+    A file whose mark cannot be read (read twice, no fold under way) is content put back
+    too: the mark is among the first pages a fold writes, and a file changed since
+    ``before`` whose mark does not read with no fold under way is no state the journal's
+    fold leaves (QA: a copy cut short, ``head -c N backup.db > s.db``, was taken as
+    "cannot tell": the next answer was said "saved" into a mix of the cut copy and the
+    journal, which SQLite then read as malformed, or the run stopped with "the session
+    file is damaged ... nothing was changed" and the answer before the copy was in
+    neither the file nor a sheet). Where a fold is under way still (after
+    :data:`FOLD_WAIT_S`: one cut off by a killed process), an unreadable mark is the
+    fold's middle, and cannot be told.
+
     Returns:
         ("", the file's state now) where the file is as it was, or moved forward by a
         fold (its mark later in the same session), or where it cannot be told (no file:
-        the identity check says so; a mark that cannot be read); else (why it is not, a
-        phrase as :func:`~activetest.session.store_marks.check_mark` says it, None).
+        the identity check says so; a mark that cannot be read in a fold's middle, or
+        none read after this store's commit); else (why it is not, a phrase as
+        :func:`~activetest.session.store_marks.check_mark` says it, None).
     """
     try:
         st = os.stat(p)
@@ -290,14 +310,15 @@ def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
     old = before.mark
     if old is None:
         return "", main_file_state(p)
-    last = None
+    last: object = _UNREAD
     rereads = 0
     deadline = time.monotonic() + FOLD_WAIT_S
     while True:
         now = main_file_state(p)
-        if now is None or now.mark is None:
+        if now is None:
             return "", now
-        if now.mark.created == old.created and now.mark.count > old.count:
+        if (now.mark is not None and now.mark.created == old.created
+                and now.mark.count > old.count):
             if seen is not None and now.mark.count == seen.count and now.mark != seen:
                 # as far forward as this store's own commit, but not it: a copy of this
                 # session written to elsewhere as many times (QA: taken for a fold, the
@@ -305,9 +326,11 @@ def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
                 return mark_gap(now.mark, seen), None
             return "", now  # folded forward (a commit of the journal, now in the file)
         if now.folding and time.monotonic() < deadline:
-            last = None  # a fold under way: read again once it has ended
+            last = _UNREAD  # a fold under way: read again once it has ended
             time.sleep(REREAD_S)
             continue
+        if now.mark is None and now.folding:
+            return "", now  # a fold cut off, its file in its middle: cannot be told
         if before.folding and now.mark == old:
             return "", now  # ``before`` was read in a fold's middle: its end changed it
         if now.mark == last or rereads >= REREADS:
@@ -315,6 +338,8 @@ def journal_put_back(p: Path, before: MainFileState, seen: WriteMark | None
         last = now.mark
         rereads += 1
         time.sleep(REREAD_S)
+    if now.mark is None:
+        return _UNREADABLE, None
     return mark_gap(now.mark, seen) or (
         "a copy of this session's file put over it (the file rewritten since this "
         "command's last write, not by a fold of its journal)"), None
