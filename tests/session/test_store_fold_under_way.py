@@ -150,6 +150,29 @@ def test_a_cut_off_fold_delays_the_judgment_by_at_most_the_wait(
         assert why.startswith("a copy of this session's file put over it")
 
 
+def test_a_file_whose_mark_cannot_be_read_is_refused_but_in_a_folds_middle(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file changed since this store's commit whose mark cannot be read (a copy cut
+    short: its first half) with no fold under way is content put back, refused (QA: it
+    was "cannot tell", and let through); where a fold is under way still (one cut off,
+    after the wait) the file is in that fold's middle, and it cannot be told."""
+    monkeypatch.setattr(store_journal, "FOLD_WAIT_S", 0.3)
+    with _store(tmp_path) as st:
+        with st.transaction():
+            pass
+        seen = read_mark(st._conn)
+        before = main_file_state(st.path)
+        assert before is not None and before.mark == seen
+        cut = tmp_path / "cut.db"  # (the state is compared by size and times only)
+        cut.write_bytes(st.path.read_bytes()[:before.size // 2])
+    cut_state = main_file_state(cut)
+    assert cut_state is not None and cut_state.mark is None and not cut_state.folding
+    why, gone = journal_put_back(cut, before, seen)
+    assert "write mark cannot be read" in why and gone is None
+    monkeypatch.setattr(store_journal, "fold_under_way", lambda p: True)  # one cut off
+    why, now = journal_put_back(cut, before, seen)
+    assert why == "" and now is not None and now.mark is None and now.folding
+
 #: A child that tries to take the session file's write lock at once, and then to fold
 #: its journal whole; prints what it got.
 _OTHER_WRITER = r"""
