@@ -42,6 +42,7 @@ from tests.web import browser_support as bs  # noqa: E402
 from tests.web.web_support import (  # noqa: E402
     classification,
     graded,
+    kill9,
     running,
     start_child,
 )
@@ -179,7 +180,8 @@ def web_run(root: Path, n: int) -> tuple[list[float], list[float], list[float], 
     finally:
         driver.quit()
         proc.terminate()  # SIGTERM: it stops as on Ctrl-C
-        proc.communicate(timeout=60)
+        proc.wait(timeout=60)  # (its output is read as it writes it)
+        kill9(proc)
     with Session.open(m.db) as s:
         assert len(s.labels()) == n
     trip = [x[0] / 1000 for x in calls]

@@ -200,11 +200,9 @@ def test_serve_prints_its_url_and_shares_with_a_token(tmp_path: Path) -> None:
                                                                             "positive"]
         it = c.next()
         c.answer(it["item_id"], 2)
-        proc.kill()  # the rest of what it printed (flushed with the URL)
-        assert proc.stdout is not None
-        rest = proc.stdout.read()
     finally:
-        kill9(proc)
+        kill9(proc)  # and the rest of what it printed (flushed with the URL) read
+    rest = "\n".join(proc.output.lines("stdout")) + "\n"
     with Session.open(made.db) as s:
         assert s.labels() == {it["item_id"]: 1}
     # listening on every interface: the address to send to others too (QA: only
@@ -215,6 +213,41 @@ def test_serve_prints_its_url_and_shares_with_a_token(tmp_path: Path) -> None:
     shared = url.replace(urlsplit(url).hostname or "", socket.gethostname(), 1)
     assert f"from other machines: {shared}  " in rest, rest
 
+
+
+def test_a_served_child_that_writes_a_lot_after_its_url_is_read_to_the_end(
+        tmp_path: Path) -> None:
+    """A real `activetest serve` child writes far more than a pipe holds (64 KiB) after
+    its URL line: connections reset under their requests, each a traceback on its stderr
+    (http.server's own report). All of it is read as it is written, so the server goes
+    on, and the last lines are kept for the test's failure report (QA: the child's output
+    was read only up to its URL line; past a pipe's worth the server blocked on the write
+    and the test hung until its time ran out)."""
+    import struct
+    from urllib.parse import urlsplit
+
+    from tests.web.web_support import KEEP_LINES
+
+    made = classification(tmp_path)
+    proc, url = start_child(made.db, tmp_path, "--batch", "3")
+    try:
+        u = urlsplit(url)
+        for _ in range(400):  # ~1.4 KB of traceback each (a few may end quietly)
+            with socket.create_connection((u.hostname, u.port), timeout=30) as sock:
+                sock.sendall(f"POST {u.path}api/next HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                             "application/json\r\nContent-Length: 100\r\n\r\n".encode())
+                # closed with a reset (linger 0) before the body the server waits for
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        much = 4 * 65536  # four pipes' worth
+        assert proc.output.until(lambda out: out.chars("stderr") > much, 120), (
+            f"waited 120 s for the served child's stderr to pass {much} characters: read "
+            f"{proc.output.chars('stderr')}; {proc.report()}")
+        assert Client(url).ok("GET", "state")["layout"] == "classification"  # still serving
+    finally:
+        kill9(proc)
+    # the last lines are kept, as many as asked: its tracebacks' (the URL line is gone)
+    assert len(proc.output.lines()) == KEEP_LINES and proc.output.ended
+    assert "ConnectionResetError" in proc.report() and url not in proc.report()
 
 
 def _ipv6_loopback() -> bool:

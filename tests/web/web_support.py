@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -241,27 +242,141 @@ class CallLog:
 
 
 URL = re.compile(r"(http://\S+/s/\S+/)")
+#: How many of a child's last lines (stdout and stderr together) are kept for the failure
+#: report of the test that started it.
+KEEP_LINES = 200
 
 
-def start_child(db: Path, tmp: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
-    """``python -m activetest serve DB ARGS`` as a child process; returns it and its URL."""
-    env = cli_env(tmp)
-    proc = subprocess.Popen([sys.executable, "-m", "activetest", "serve", str(db), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 120  # generous: a loaded machine starts it slowly
-    line = ""
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        m = URL.search(line)
-        if m:
-            return proc, m.group(1)
-        if not line and proc.poll() is not None:
-            break
+class ChildOutput:
+    """What a child process writes to its stdout and stderr, read as it writes it, to the
+    end, by one daemon thread for each stream: a child that writes more than a pipe holds
+    (64 KiB) while nobody reads blocks on that write for good (before, a served child's
+    output was read only up to its URL line: a server that then wrote a page of warnings
+    hung, and the test with it). Kept: the last ``keep`` lines of the two streams, in the
+    order read, each with its stream's name; how many characters each stream gave; and the
+    first line of stdout that ``watch`` finds (the URL)."""
+
+    def __init__(self, proc: subprocess.Popen[str], *, keep: int = KEEP_LINES,
+                 watch: re.Pattern[str] | None = None) -> None:
+        self._changed = threading.Condition()
+        self._lines: deque[tuple[str, str]] = deque(maxlen=keep)
+        self._chars = {"stdout": 0, "stderr": 0}
+        self._open = {"stdout", "stderr"}
+        self._watch = watch
+        self._found: re.Match[str] | None = None
+        self._threads: list[threading.Thread] = []
+        for name, stream in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            assert stream is not None, f"the child's {name} is not a pipe"
+            t = threading.Thread(target=self._drain, args=(name, stream), daemon=True,
+                                 name=f"{name} of pid {proc.pid}")
+            t.start()
+            self._threads.append(t)
+
+    def _drain(self, name: str, stream: Any) -> None:
+        try:
+            for line in stream:
+                with self._changed:
+                    self._lines.append((name, line.rstrip("\n")))
+                    self._chars[name] += len(line)
+                    if (self._found is None and self._watch is not None
+                            and name == "stdout"):
+                        self._found = self._watch.search(line)
+                    self._changed.notify_all()
+        except (OSError, ValueError):  # the stream was closed under the read
+            pass
+        finally:
+            with self._changed:
+                self._open.discard(name)
+                self._changed.notify_all()
+            stream.close()
+
+    def until(self, check: Any, seconds: float) -> bool:
+        """Wait (up to ``seconds``) until ``check(self)`` is true, or both streams have
+        ended; returns ``check(self)`` then."""
+        with self._changed:
+            self._changed.wait_for(lambda: check(self) or not self._open, seconds)
+            return bool(check(self))
+
+    @property
+    def found(self) -> re.Match[str] | None:
+        """The ``watch`` pattern's match in the first stdout line it matched (None: not yet)."""
+        with self._changed:
+            return self._found
+
+    @property
+    def ended(self) -> bool:
+        """Whether both streams have ended (the child and all that shared them exited)."""
+        with self._changed:
+            return not self._open
+
+    def chars(self, stream: str) -> int:
+        """How many characters ``stream`` ("stdout" or "stderr") has given so far."""
+        with self._changed:
+            return self._chars[stream]
+
+    def lines(self, stream: str | None = None) -> list[str]:
+        """The kept lines (the last :data:`KEEP_LINES`) of ``stream``, or of both."""
+        with self._changed:
+            return [text for name, text in self._lines if stream in (None, name)]
+
+    def tail(self) -> str:
+        """The kept lines of both streams, in the order read, each marked with its stream
+        (for a failure message)."""
+        with self._changed:
+            return "\n".join(f"[{name}] {text}" for name, text in self._lines)
+
+    def join(self, seconds: float = 30.0) -> None:
+        """Wait (up to ``seconds`` in all) for both streams to end (after the child exits)."""
+        deadline = time.monotonic() + seconds
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+
+class Child(subprocess.Popen[str]):
+    """A child process whose stdout and stderr are read as it writes them
+    (:class:`ChildOutput`, its ``output``); each one made is listed for the failure report
+    of the test that made it (:func:`children_started`, tests/web/conftest.py)."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str],
+                 watch: re.Pattern[str] | None = None) -> None:
+        super().__init__(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         encoding="utf-8", errors="replace", env=env)
+        self.output = ChildOutput(self, watch=watch)
+        _started.append(self)
+
+    def report(self) -> str:
+        """Its command, its state and its last lines, for a failure message."""
+        state = "running" if self.poll() is None else f"exited {self.returncode}"
+        return (f"{' '.join(map(str, self.args))} (pid {self.pid}, {state}); its last "
+                f"{len(self.output.lines())} lines:\n{self.output.tail()}")
+
+
+_started: list[Child] = []
+
+
+def children_started(forget: bool = False) -> list[Child]:
+    """The children made by :class:`Child` since this was last called with ``forget``
+    (the current test's); with ``forget``, the list starts again empty after."""
+    out = list(_started)
+    if forget:
+        _started.clear()
+    return out
+
+
+def start_child(db: Path, tmp: Path, *args: str) -> tuple[Child, str]:
+    """``python -m activetest serve DB ARGS`` as a child process; returns it and its URL.
+    Its output is read to the end as it writes it (:class:`ChildOutput`)."""
+    proc = Child([sys.executable, "-m", "activetest", "serve", str(db), *args],
+                 env=cli_env(tmp), watch=URL)
+    seconds = 120  # generous: a loaded machine starts it slowly
+    if proc.output.until(lambda out: out.found is not None, seconds):
+        assert proc.output.found is not None
+        return proc, proc.output.found.group(1)
     proc.kill()
-    raise AssertionError(f"the server did not print its URL (waited up to 120 s): {line!r} "
-                         f"{proc.stderr.read() if proc.stderr else ''}")
+    proc.wait(30)
+    proc.output.join()
+    raise AssertionError(f"the server did not print its URL (waited up to {seconds} s): "
+                         f"{proc.report()}")
 
 
 def fail_once(monkeypatch: Any, owner: Any, name: str, error: BaseException) -> None:
@@ -289,10 +404,14 @@ def claims(db: Path) -> dict[str, int]:
 
 
 def kill9(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL the child (no handler runs) and reap it."""
+    """SIGKILL the child (no handler runs), reap it and read its output to the end (a
+    :class:`Child`: its streams then end; others': closed)."""
     if proc.poll() is None:
         proc.kill()
     proc.wait(30)
+    if isinstance(proc, Child):
+        proc.output.join()
+        return
     for f in (proc.stdout, proc.stderr):
         if f is not None:
             f.close()
