@@ -18,6 +18,7 @@ from activetest.session.annotators import Annotators
 from activetest.session.workflow import Session
 from tests.web.web_support import (
     HOSTILE,
+    CallLog,
     Client,
     classification,
     fail_once,
@@ -26,6 +27,7 @@ from tests.web.web_support import (
     running,
     same_text_item,
     start_child,
+    until,
 )
 
 
@@ -297,7 +299,8 @@ def test_claim_seconds_a_lapsed_claim_goes_to_the_next_person_and_late_answers_a
         if time.monotonic() - t0 < claim:  # alice's claim was live when bob asked
             assert y["item_id"] != x["item_id"]
         assert alice.next()["item_id"] == x["item_id"]  # a reload renews it
-        time.sleep(claim + 0.5)
+        until(lambda: not _claimed_until(made.db, "alice") > time.time(),
+              f"alice's claim to lapse (--claim-seconds {claim:g})")
         assert carol.next()["item_id"] == x["item_id"]  # lapsed: the next person gets it
         level = made.truth[x["item_id"]] + 1
         assert alice.answer(x["item_id"], level)["saved"] == 1  # late, still stored
@@ -312,6 +315,18 @@ def test_claim_seconds_a_lapsed_claim_goes_to_the_next_person_and_late_answers_a
         who = sorted((r.item_id, r.annotator) for r in Annotators(s).annotations())
         assert who == sorted([(x["item_id"], "alice"), (x["item_id"], "carol"),
                               (y["item_id"], "bob")])
+
+
+def _claimed_until(db: Path, who: str) -> float:
+    """When the last of ``who``'s claims in the session file lapses (``time.time()``; 0:
+    none held)."""
+    con = sqlite3.connect(db)
+    try:
+        row = con.execute("SELECT MAX(expires) FROM annotation_claims WHERE annotator = ?",
+                          (who,)).fetchone()
+    finally:
+        con.close()
+    return float(row[0] or 0.0)
 
 
 def test_serve_refuses_bad_options_with_one_message(tmp_path: Path) -> None:
@@ -801,12 +816,14 @@ def test_wait_answers_when_another_gives_an_item_back_or_after_its_seconds(
         stopped: list[float] = []
 
         def wait_then_note() -> None:
-            ann.call("POST", "wait", {"since": last["changes"], "seconds": 20})
+            ann.call("POST", "wait", {"since": last["changes"], "seconds": 20,
+                                      "browser": "ann-page"})
             stopped.append(time.monotonic())
 
         waiter = threading.Thread(target=wait_then_note)
         waiter.start()
-        time.sleep(0.5)
+        until(lambda: server.waits_held("ann-page") == 1,
+              "ann's wait to be held by the server before it stops")
         t0 = time.monotonic()
     waiter.join(20)  # the server stopped: the wait answered then
     assert stopped and stopped[0] - t0 < 10
@@ -924,10 +941,7 @@ def test_waits_of_one_browser_beyond_two_are_answered_at_once(tmp_path: Path) ->
         threads = [threading.Thread(target=hold, args=(s,)) for s in (6.0, 9.0)]
         for t in threads:
             t.start()
-        deadline = time.monotonic() + 60
-        while server.waits_held("b-1") < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert server.waits_held("b-1") == 2, "the two waits of b-1 were never held"
+        until(lambda: server.waits_held("b-1") == 2, "the two waits of b-1 to be held")
         t0 = time.monotonic()
         crowded = bob.ok("POST", "wait", {"since": since, "seconds": 20, "browser": "b-1"})
         assert crowded == {"changed": False, "changes": since, "crowded": True}
@@ -976,10 +990,7 @@ def test_a_wait_whose_caller_left_frees_its_slot_at_once(tmp_path: Path) -> None
         since = bob.ok("POST", "wait", {"since": -1, "seconds": 0})["changes"]
         socks = [_raw_wait(server.url, since, "b-1") for _ in range(2)]
         try:
-            deadline = time.monotonic() + 60
-            while server.waits_held("b-1") < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert server.waits_held("b-1") == 2
+            until(lambda: server.waits_held("b-1") == 2, "the two waits of b-1 to be held")
             socks.pop().close()  # the tab goes
             t0 = time.monotonic()
             while server.waits_held("b-1") > 1 and time.monotonic() - t0 < 30:
@@ -1021,23 +1032,23 @@ def test_a_wait_whose_caller_half_closed_is_held_and_answered(tmp_path: Path) ->
 
     made = classification(tmp_path)
     with running(made.db, batch=5, budget=5) as server:
+        log = CallLog(server)
         bob = Client(server.url, "bob")
         since = bob.ok("POST", "wait", {"since": -1, "seconds": 0})["changes"]
         half = _raw_wait(server.url, since, "b-half")
         half.shutdown(socket.SHUT_WR)
         gone = _raw_wait(server.url, since, "b-gone")
-        deadline = time.monotonic() + 60
-        while (server.waits_held("b-half"), server.waits_held("b-gone")) != (1, 1) \
-                and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert (server.waits_held("b-half"), server.waits_held("b-gone")) == (1, 1)
+        until(lambda: (server.waits_held("b-half"), server.waits_held("b-gone")) == (1, 1),
+              "the waits of b-half and b-gone to be held")
         gone.close()
         t0 = time.monotonic()
         while server.waits_held("b-gone") and time.monotonic() - t0 < 30:
             time.sleep(0.05)
         # within seconds, long before its 20 s (the 10 s: room for a loaded machine)
         assert server.waits_held("b-gone") == 0 and time.monotonic() - t0 < 10
-        time.sleep(4 * 0.5)  # GONE_POLL: the half-closed caller's wait is still held
+        # checked four times (GONE_POLL apart) whether its caller left: still held
+        until(lambda: log.probes("b-half") >= 4,
+              "four checks of whether b-half's half-closed caller had left")
         assert server.waits_held("b-half") == 1
         reply: list[bytes] = []
         reader = threading.Thread(target=lambda: reply.append(_reply_of(half)))
@@ -1083,6 +1094,7 @@ def test_items_of_a_page_gone_silent_go_back_and_a_live_page_keeps_them(
 
     made = classification(tmp_path)
     with running(made.db, batch=5, budget=5, silent_seconds=2) as server:
+        log = CallLog(server)
         ann, cat, bob = (Client(server.url, n) for n in ("ann", "cat", "bob"))
         state = ann.ok("GET", "state")
         assert state["silent_seconds"] == 2 and 0 < state["heartbeat_seconds"] <= 0.5
@@ -1104,8 +1116,13 @@ def test_items_of_a_page_gone_silent_go_back_and_a_live_page_keeps_them(
             held = ann.ok("POST", "next", {"ahead": 2})
             mine = [held["item"]["item_id"], *(x["item_id"] for x in held["ahead"])]
             cat.ok("POST", "next", {"ahead": 1})  # cat never says it is open
-            time.sleep(3.5)  # longer than silent_seconds
-            assert claims(made.db) == {"ann": 3, "cat": 2}
+            # dan's page says so once, after ann's first word, then goes silent: once the
+            # server has found him silent, its check ran more than silent_seconds after
+            # ann's first word, and found her page live
+            Client(server.url, "dan").ok("POST", "alive")
+            until(lambda: log.calls("silent", "dan"),
+                  "the server to find dan's page silent (silent_seconds after its word)")
+            assert claims(made.db) == {"ann": 3, "cat": 2} and not log.calls("silent", "ann")
             since = bob.ok("POST", "next")["changes"]  # nothing for bob: all held
         finally:
             stop.set()  # ann's page goes silent

@@ -16,7 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,13 +184,22 @@ class CallLog:
     def __init__(self, server: LabelServer) -> None:
         self._lock = threading.Lock()
         self._calls: list[Call] = []
+        self._probes: dict[str | None, int] = {}
         wait, alive, checked = server._wait, server._alive, server._checked_api
         silent = server._release_silent
 
         def logged_wait(since: int, seconds: float, browser: str | None,
                         gone: Any = None) -> dict[str, Any]:
             t0 = time.monotonic()
-            out = wait(since, seconds, browser, gone=gone)
+
+            def probed() -> bool:
+                left = bool(gone())
+                if not left:
+                    with self._lock:
+                        self._probes[browser] = self._probes.get(browser, 0) + 1
+                return left
+
+            out = wait(since, seconds, browser, gone=None if gone is None else probed)
             self._add(Call("wait", browser, t0, time.monotonic(), changed=bool(out["changed"]),
                            crowded=bool(out.get("crowded")), seconds=seconds))
             return out
@@ -230,6 +239,12 @@ class CallLog:
         with self._lock:
             return [c for c in self._calls
                     if (name is None or c.name == name) and (who is None or c.who == who)]
+
+    def probes(self, browser: str) -> int:
+        """How many times a held wait of ``browser`` checked whether its caller had left
+        and found it still there (every ``GONE_POLL`` s while it is held)."""
+        with self._lock:
+            return self._probes.get(browser, 0)
 
     def released(self, who: str) -> list[Call]:
         """The server's giving back of ``who``'s items for their pages' silence."""
@@ -377,6 +392,18 @@ def start_child(db: Path, tmp: Path, *args: str) -> tuple[Child, str]:
     proc.output.join()
     raise AssertionError(f"the server did not print its URL (waited up to {seconds} s): "
                          f"{proc.report()}")
+
+
+def until(check: Callable[[], Any], what: str, seconds: float = 60.0) -> Any:
+    """Poll ``check()`` every 0.05 s until it is true; returns what it returned. Past
+    ``seconds`` (generous: a loaded machine is slow, and a quick one does not wait) an
+    AssertionError says what was waited for in vain."""
+    deadline = time.monotonic() + seconds
+    while not (got := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds:g} s in vain for {what}")
+        time.sleep(0.05)
+    return got
 
 
 def fail_once(monkeypatch: Any, owner: Any, name: str, error: BaseException) -> None:
