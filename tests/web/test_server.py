@@ -366,6 +366,56 @@ def test_a_read_only_session_is_refused(tmp_path: Path) -> None:
         made.db.chmod(0o644)
 
 
+def test_the_test_client_sends_a_503_again_as_the_page_does(tmp_path: Path) -> None:
+    """The page sends a call answered 503 (another process holds the session's write
+    lock: nothing stored) again every 2 s; the tests' :class:`Client` does the same, so a
+    test of several writers checks what people get, not a lock wait of a loaded machine
+    (QA: the two-servers test failed on a 503 the page would have sent again). Past its
+    ``retry_seconds`` the 503 is returned; every other refusal is returned at once."""
+    import threading
+
+    from tests.web.web_support import PAGE_RETRY_SECONDS
+
+    made = classification(tmp_path)
+    with running(made.db, batch=5, busy_timeout=0.3) as server:
+        ann = Client(server.url, "ann")
+        it = ann.next()
+        con = sqlite3.connect(made.db, timeout=5, isolation_level=None,
+                              check_same_thread=False)
+        got: list[tuple[int, object]] = []
+        con.execute("BEGIN IMMEDIATE")  # another process writing
+        try:
+            sender = threading.Thread(target=lambda: got.append(ann.call(
+                "POST", "answer", {"item_id": it["item_id"], "levels": [2]})))
+            sender.start()
+            until(lambda: len(ann.retried) >= 2,
+                  "ann's answer to be refused 503 twice while the file is locked")
+            assert not got  # refused, sent again: nothing returned to the caller yet
+        finally:
+            con.execute("COMMIT")
+        sender.join(60 + PAGE_RETRY_SECONDS)
+        assert got and got[0][0] == 200 and got[0][1]["saved"] == 1, got  # type: ignore[index]
+        assert all(name == "answer" and "locked" in error for name, error in ann.retried), (
+            ann.retried)
+        with Session.open(made.db) as s:  # stored once: the refused sends stored nothing
+            assert s.labels() == {it["item_id"]: 1}
+            assert len(Annotators(s).annotations(include_undone=True)) == 1
+        # bounded: with no time left to send it again, the 503 is what the caller gets
+        once = Client(server.url, "bob", retry_seconds=0)
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            status, data = once.call("POST", "next")
+        finally:
+            con.execute("COMMIT")
+        assert status == 503 and data["retry"] and "locked" in data["error"], data
+        assert len(once.retried) == 0
+        con.close()
+        # every other status is the caller's at once: not sent again
+        before = list(ann.retried)
+        status, data = ann.call("POST", "answer", {"item_id": it["item_id"], "levels": [9]})
+        assert status == 400 and ann.retried == before, data
+
+
 def test_json_of_an_assignment_is_plain(tmp_path: Path) -> None:
     made = classification(tmp_path)
     with running(made.db, show_guess=True) as server:
@@ -379,7 +429,9 @@ def test_two_servers_on_one_file_and_two_people_at_once_never_share_an_item(
         tmp_path: Path) -> None:
     """Two `serve` processes on the same session file, a person on each, labelling at
     the same time: every item is answered by exactly one of them, every answer is the
-    session's label, and the draws are whole batches."""
+    session's label, and the draws are whole batches. A call answered 503 (the other
+    server holds the file's write lock past its busy timeout: nothing stored) is sent
+    again, as the page does (:class:`Client`); any other refusal fails the test."""
     import threading
 
     from activetest.session.annotators import Annotators
@@ -1259,8 +1311,9 @@ def test_pages_that_only_ask_write_nothing_and_wait_for_no_lock(tmp_path: Path) 
     made = classification(tmp_path, n=20)
     with running(made.db, batch=4, budget=4, overlap=1.0, busy_timeout=1.0,
                  adjudicators=["adj"]) as server:
-        ann, bob, carol = (Client(server.url, w) for w in ("ann", "bob", "carol"))
-        adj = Client(server.url, "adj")
+        # a 503 here is the failure this checks: returned at once, not sent again
+        ann, bob, carol, adj = (Client(server.url, w, retry_seconds=0)
+                                for w in ("ann", "bob", "carol", "adj"))
         for _ in range(4):  # every item asks for two annotators
             ann.answer(ann.next()["item_id"], 1)
         held = bob.ok("POST", "next", {"ahead": 3})

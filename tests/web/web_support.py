@@ -104,15 +104,45 @@ def same_text_item(a: Any, who: str) -> str:
     raise AssertionError("no item with two identical answers")
 
 
-class Client:
-    """A JSON client of the page's API (what app.js calls)."""
+#: What the page waits before it sends again a call answered 503 (app.js ``patiently`` and
+#: ``flush``: ``sleep(2000)``) when the server names no ``Retry-After``.
+PAGE_RETRY_SECONDS = 2.0
+#: How long :class:`Client` goes on sending again a call answered 503 (the page: for ever).
+RETRY_SECONDS = 120.0
 
-    def __init__(self, url: str, annotator: str = "alice") -> None:
+
+class Client:
+    """A JSON client of the page's API (what app.js calls). A call answered 503 (another
+    process holds the session's write lock, the file cannot be written now, the server is
+    stopping: nothing was stored) is sent again, as the page does, after the reply's
+    ``Retry-After`` seconds or the page's 2 s, for up to ``retry_seconds`` (then its 503
+    is returned); each such reply is noted in :attr:`retried`. Every other status is
+    returned as it came."""
+
+    def __init__(self, url: str, annotator: str = "alice", *,
+                 retry_seconds: float = RETRY_SECONDS) -> None:
         self.url = url
         self.annotator = annotator
+        self.retry_seconds = retry_seconds
+        #: (call, error) of each 503 answered to this client, sent again after it
+        self.retried: list[tuple[str, str]] = []
 
     def call(self, method: str, name: str, body: dict[str, Any] | None = None,
              timeout: float = 30.0) -> tuple[int, Any]:
+        """``method api/name`` with ``body`` (and this client's annotator); returns the
+        status and the JSON reply (a 503 sent again first, see the class)."""
+        deadline = time.monotonic() + self.retry_seconds
+        while True:
+            status, data, after = self._once(method, name, body, timeout)
+            pause = PAGE_RETRY_SECONDS if after is None else after
+            if status != 503 or time.monotonic() + pause > deadline:
+                return status, data
+            error = data.get("error") if isinstance(data, dict) else data
+            self.retried.append((name, str(error)))
+            time.sleep(pause)  # the page's wait before it sends the call again
+
+    def _once(self, method: str, name: str, body: dict[str, Any] | None, timeout: float,
+              ) -> tuple[int, Any, float | None]:
         data = None
         if body is not None or method == "POST":
             data = json.dumps({"annotator": self.annotator, **(body or {})}).encode()
@@ -120,9 +150,12 @@ class Client:
                                      headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
-                return r.status, json.loads(r.read())
+                return r.status, json.loads(r.read()), None
         except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"{}")
+            after = e.headers.get("Retry-After", "")
+            return (e.code, json.loads(e.read() or b"{}"),
+                    float(after) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", after.strip())
+                    else None)
 
     def ok(self, method: str, name: str, body: dict[str, Any] | None = None) -> Any:
         status, data = self.call(method, name, body)
