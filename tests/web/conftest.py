@@ -1,5 +1,5 @@
 """Fixtures of the labelling page's browser tests; the failure report of a test that
-started ``activetest serve`` children names each one's last lines (stdout and stderr)."""
+started children (``activetest serve``) shows each one's last lines (stdout and stderr)."""
 
 from __future__ import annotations
 
@@ -34,5 +34,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     children = children_started(forget=report.when == "teardown")
     if report.failed:
         for child in children:
-            report.sections.append((f"activetest serve child pid {child.pid}",
+            report.sections.append((f"child pid {child.pid}: its last lines",
                                     child.report()))

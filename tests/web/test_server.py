@@ -252,6 +252,40 @@ def test_a_served_child_that_writes_a_lot_after_its_url_is_read_to_the_end(
     assert "ConnectionResetError" in proc.report() and url not in proc.report()
 
 
+def test_a_failed_test_reports_the_last_lines_of_the_children_it_started(
+        tmp_path: Path) -> None:
+    """A test that fails after starting a child (:class:`Child`, as ``start_child``
+    does) has the child's last lines, stdout and stderr, in its failure report beside its
+    own failure (tests/web/conftest.py): what the server said before it went wrong (QA:
+    lost with the pipe, read only up to the URL line)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    root = Path(__file__).resolve().parents[2]
+    inner = tmp_path / "test_inner.py"
+    inner.write_text(textwrap.dedent("""\
+        import os, sys
+        from tests.web.web_support import Child
+
+        def test_fails():
+            code = 'import sys; print("said on stdout"); print("warned on stderr", file=sys.stderr)'
+            child = Child([sys.executable, "-c", code], env=dict(os.environ))
+            child.wait(60)
+            child.output.join()
+            assert False, "the inner test fails"
+        """), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-p", "tests.web.conftest", "--rootdir", str(tmp_path), str(inner)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1 and "the inner test fails" in out, out
+    assert "child pid" in out and "its last 2 lines" in out, out
+    assert "[stdout] said on stdout" in out and "[stderr] warned on stderr" in out, out
+
+
 def _ipv6_loopback() -> bool:
     import socket
 
