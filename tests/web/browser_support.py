@@ -176,11 +176,25 @@ def recording_messages(driver: Any) -> Iterator[None]:
     not the line at the moment it looks, which a loaded machine may make too late."""
     added = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
                                    {"source": _MESSAGES})
-    try:
-        yield
-    finally:
+
+    def remove() -> None:
         driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
                                {"identifier": added["identifier"]})
+
+    try:
+        yield
+    except BaseException as failure:
+        # the block's own failure is the one reported: a browser that died with it
+        # cannot remove the script either, and that error hid the real one (QA)
+        try:
+            remove()
+        except Exception as also:  # any: the driver's, the connection's
+            note = getattr(failure, "add_note", None)  # Python 3.11+
+            if note is not None:
+                note(f"(and the message recording could not be removed: "
+                     f"{type(also).__name__}: {str(also).splitlines()[0] if str(also) else ''})")
+        raise
+    remove()
 
 
 def messages_shown(driver: Any) -> list[tuple[str, list[str]]]:

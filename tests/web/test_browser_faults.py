@@ -767,6 +767,30 @@ def _skips(db: Path) -> list[tuple[str, int]]:
         con.close()
 
 
+def test_a_failure_while_recording_messages_is_reported_when_the_browser_died() -> None:
+    """:func:`bs.recording_messages` takes its script out of the browser when its block
+    ends; a browser that died in the block cannot do that, and the error of trying (the
+    driver's) was raised in place of the block's own failure, the one to read (QA). The
+    block's failure is raised, the other noted with it; a block that ends well still
+    takes the script out (the next page loaded records nothing)."""
+    browser = bs.chromium()
+    quit_ = [browser.quit]
+    try:
+        with bs.recording_messages(browser):
+            pass
+        browser.get("data:text/html,<p id=message>x</p>")
+        assert browser.execute_script("return window.__messages === undefined")
+        with (pytest.raises(AssertionError, match="the block's own failure") as failed,
+              bs.recording_messages(browser)):
+            quit_.pop()()  # the browser dies, its driver with it
+            raise AssertionError("the block's own failure")
+        notes = getattr(failed.value, "__notes__", None)
+        assert notes is None or "could not be removed" in notes[0], notes
+    finally:
+        for q in quit_:
+            q()
+
+
 def test_a_skip_made_while_the_server_is_down_survives_a_reload(driver: Any,
                                                                 tmp_path: Path) -> None:
     """The server killed (-9), ``s`` pressed: the page says the item is set aside and
