@@ -304,6 +304,10 @@ def keep_undone(session: Any, records: Sequence[Any]) -> int:
     return len(kept)
 
 
+#: An annotator's last answer standing (not undone): its item row and time.
+_LAST_ANSWER = ("SELECT idx, at FROM annotations WHERE annotator = ? AND kind = 'answer' "
+                "AND undone IS NULL ORDER BY id DESC LIMIT 1")
+
 #: The stream of the seeded per-step draw of the overlap, apart from the design's (the
 #: paired order's: :func:`activetest.session.compare_graded.shown_order`).
 _OVERLAP_STREAM = 0x0A11
@@ -474,6 +478,14 @@ class Annotators:
         return need, tuple(order)
 
     @staticmethod
+    def _needs(c: Any) -> dict[int, int]:
+        """Item row -> how many annotators it asks for, of every item stored in
+        ``annotation_items`` (one read: asked item by item, finding the next item read
+        one row per drawn item, 20,000 reads an answer at 20,000 drawn items). A stored
+        need never changes, so it holds for a whole search."""
+        return {int(i): int(n) for i, n in c.execute("SELECT idx, need FROM annotation_items")}
+
+    @staticmethod
     def _who(st: ItemState) -> set[str]:
         """Annotators with an answer (not an adjudication) on the item."""
         if st.who is not None:
@@ -550,8 +562,10 @@ class Annotators:
             for idx, name in c.execute("SELECT idx, annotator FROM annotation_claims WHERE "
                                        "expires >= ?", (time.time(),)):
                 claims.setdefault(int(idx), set()).add(name)
+            needs = self._needs(c)
             return not any(self._open(c, st, who, labels, claims,
-                                      own_claim=who in claims.get(st.index, ()), keep=False)
+                                      own_claim=who in claims.get(st.index, ()), keep=False,
+                                      needs=needs)
                            for st in self._state(c))
 
     def held_by_others(self, annotator: str) -> tuple[int, float | None]:
@@ -597,12 +611,15 @@ class Annotators:
         with self.s.store.reading() as c:
             labels = {int(i): str(src) for i, src in c.execute("SELECT idx, source FROM labels")}
             n = 0
+            needs = self._needs(c)
             for st in self._state(c):
                 lab = labels.get(st.index)
                 answered = self._who(st)
                 if who not in answered or (lab is not None and not lab.startswith(_SOURCE)):
                     continue  # not theirs to wait on, or labelled elsewhere (settled)
-                n += len(answered) < self._item_row(c, st, keep=False)[0]
+                need = needs.get(st.index)
+                n += len(answered) < (need if need is not None else
+                                      self._item_row(c, st, keep=False)[0])
             return n
 
     def _pick(self, c: Any, who: str, k: int) -> list[Assignment]:
@@ -616,18 +633,19 @@ class Annotators:
             claims.setdefault(int(idx), set()).add(name)
         skipped = {int(r[0]) for r in self._rows(
             c, "SELECT idx FROM annotation_skips WHERE annotator = ?", (who,))}
+        needs = self._needs(c)
         out: list[Assignment] = []
         taken: set[int] = set()
         for st in states:  # held already (a reload, or items kept at hand)
             if len(out) < k and who in claims.get(st.index, set()) and \
-                    self._open(c, st, who, labels, claims, own_claim=True):
+                    self._open(c, st, who, labels, claims, own_claim=True, needs=needs):
                 out.append(self._claim(c, st, who, again=st.index in skipped))
                 taken.add(st.index)
         aside = []
         for st in states:
             if len(out) >= k:
                 break
-            if st.index in taken or not self._open(c, st, who, labels, claims):
+            if st.index in taken or not self._open(c, st, who, labels, claims, needs=needs):
                 continue
             if st.index in skipped:
                 aside.append(st)
@@ -639,9 +657,11 @@ class Annotators:
 
     def _open(self, c: Any, st: ItemState, who: str, labels: Mapping[int, str],
               claims: Mapping[int, set[str]], own_claim: bool = False,
-              keep: bool = True) -> bool:
+              keep: bool = True, needs: Mapping[int, int] | None = None) -> bool:
         """Whether the drawn item ``st`` may go to ``who`` (``own_claim``: they hold
-        it); ``keep``: :meth:`_item_row`'s (False: only read)."""
+        it); ``keep``: :meth:`_item_row`'s (False: only read); ``needs``: the stored
+        needs (:meth:`_needs`, read once for many items; an item not in it is
+        :meth:`_item_row`'s)."""
         lab = labels.get(st.index)  # the label's source
         if lab is not None and not lab.startswith(_SOURCE):
             return False  # labelled elsewhere (the terminal, an import)
@@ -650,7 +670,8 @@ class Annotators:
             return False
         if lab is not None and not answered:
             return False  # a web label whose answers were all undone? keep it
-        need, _ = self._item_row(c, st, keep)
+        stored = None if needs is None else needs.get(st.index)
+        need = stored if stored is not None else self._item_row(c, st, keep)[0]
         others = claims.get(st.index, set()) - {who}
         if own_claim:
             return len(answered) < need
@@ -873,12 +894,12 @@ class Annotators:
         """Undo ``annotator``'s last answer (kept, marked undone), settle the item again
         and give it back to them; None when they have nothing to undo."""
         who = check_name(annotator)
+        if not self._answered_any(who):  # read: nothing to undo, nothing written
+            return None
         with self._transaction() as c:
-            row = c.execute("SELECT idx, at FROM annotations WHERE annotator = ? AND "
-                            "kind = 'answer' AND undone IS NULL ORDER BY id DESC LIMIT 1",
-                            (who,)).fetchone()
+            row = c.execute(_LAST_ANSWER, (who,)).fetchone()
             if row is None:
-                return None
+                return None  # undone meanwhile (another page of theirs)
             idx, at = int(row[0]), row[1]
             # a label set elsewhere since (an import with --overwrite, the terminal) is not
             # the page's to take back: settling again would replace or remove it (QA)
@@ -905,6 +926,13 @@ class Annotators:
             st = self._item_state(c, idx)
             assert st is not None  # an answered item is a drawn one
             return self._claim(c, st, who)
+
+    def _answered_any(self, who: str) -> bool:
+        """Whether ``who`` has an answer standing (not undone), read without the write
+        lock (QA: an undo with nothing to undo was a commit, which moved the file's
+        write mark and waited for the lock)."""
+        store = self.s.store
+        return has_annotations(store) and bool(store._read(_LAST_ANSWER, (who,)))
 
     def skip(self, annotator: str, item_id: str) -> None:
         """Set an item aside for a second look (offered again after the others)."""
@@ -1045,7 +1073,7 @@ class Annotators:
         compared target's judgment), or None."""
         if role == "target":
             return self._label_of(c, idx)
-        j = self.s.store.judgments(role).get(idx)
+        j = self.s.store.judgments_at(role, [idx]).get(idx)  # (this item's: not all)
         return None if j is None else (j.label, j.source)
 
     def _write(self, c: Any, idx: int, item_id: str, role: str, value: int | None,

@@ -180,15 +180,29 @@ class PendingJudgment:
 class JudgedAnswers:
     """A snapshot of every role's answers and judgments: which judgment applies to a
     compared answer (rules 1-3 of the module docstring). Build once per question
-    asked of many items (it reads the store when built)."""
+    asked of many items (it reads the store when built).
 
-    def __init__(self, store: SessionStore) -> None:
+    Args:
+        store: the session's store.
+        rows: read only these pool rows (by the tables' keys: what a question about a
+            few items needs; every other row reads as unanswered and unjudged); None:
+            every row.
+    """
+
+    def __init__(self, store: SessionStore, rows: Iterable[int] | None = None) -> None:
         specs = compared_specs(store.config())
-        self.answers: dict[str, dict[int, Any]] = {
-            "target": store.answers("target"),
-            **{s: store.answers(compare_role(s)) for s in specs}}
-        self.judged: dict[str, dict[int, Any]] = {
-            "target": store.labels(), **{s: store.judgments(compare_role(s)) for s in specs}}
+        if rows is None:
+            self.answers: dict[str, dict[int, Any]] = {
+                "target": store.answers("target"),
+                **{s: store.answers(compare_role(s)) for s in specs}}
+            self.judged: dict[str, dict[int, Any]] = {
+                "target": store.labels(), **{s: store.judgments(compare_role(s)) for s in specs}}
+            return
+        rows = sorted({int(r) for r in rows})
+        self.answers = {"target": store.answers_at("target", rows),
+                        **{s: store.answers_at(compare_role(s), rows) for s in specs}}
+        self.judged = {"target": store.labels_at(rows),
+                       **{s: store.judgments_at(compare_role(s), rows) for s in specs}}
 
     def answer(self, role: str, row: int) -> str:
         """``role``'s answer at pool ``row`` (``"target"`` or a compared spec)."""
@@ -224,13 +238,17 @@ class AlikeConflict:
 def alike_conflict(store: SessionStore, rows: Iterable[int]) -> AlikeConflict | None:
     """The first of ``rows`` (in pool order) where two roles' answers are the same text
     (:func:`same_answer`) and their stored judgments differ, or None: rule 2 of the
-    module docstring (the same text is one answer, with one judgment)."""
+    module docstring (the same text is one answer, with one judgment). Reads ``rows``'
+    answers and judgments only (the labelling page asks it of one item each answer: it
+    read every answer and judgment of the session, ~1 CPU s an answer at 20,000 paired
+    items)."""
     specs = compared_specs(store.config())
     if not specs:
         return None
-    judged = JudgedAnswers(store)
+    wanted = sorted({int(r) for r in rows})
+    judged = JudgedAnswers(store, wanted)  # (these rows' own: not every answer and judgment)
     roles = ["target", *specs]
-    for row in sorted(set(int(r) for r in rows)):
+    for row in wanted:
         own = {r: judged.judged.get(r, {}).get(row) for r in roles}
         for i, a in enumerate(roles):
             for b in roles[i + 1:]:
@@ -318,7 +336,7 @@ def check_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int]
     Raises:
         LabelError: ``spec`` is not a compared target, or the records' problems.
     """
-    from activetest.session.labels import check_labels
+    from activetest.session.labels import check_labels, records_rows
 
     specs = compared_specs(store.config())
     spec = stored_compared(store.config(), spec)
@@ -326,9 +344,12 @@ def check_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int]
         known = ", ".join(map(repr, specs)) or "none (pass --compare when creating the session)"
         raise LabelError(f"{where + ': ' if where else ''}{spec!r} is not a compared target "
                          f"of this session; compared targets: {known}")
+    records = list(records)
     return check_labels(store, task, index, records, source=source, overwrite=overwrite,
                         where=where, resolve=resolve,
-                        current=store.judgments(compare_role(spec)), answer_of=spec)
+                        current=store.judgments_at(compare_role(spec),
+                                                   records_rows(index, records)),
+                        answer_of=spec)
 
 
 def add_judgments(store: SessionStore, task: GenTask, index: Mapping[str, int], spec: str,

@@ -375,9 +375,10 @@ class Graded(SessionKind):
 
     def display_items(self, store: SessionStore, items: Sequence[Item], rows: Sequence[int],
                       role: str = "target") -> list[Item]:
-        """Each item's prompt fields with ``role``'s answer and the references."""
-        answers = store.answers(role)
-        refs = store.answers("target") if role != "target" else answers
+        """Each item's prompt fields with ``role``'s answer and the references (the
+        answers of ``rows`` read, not every answer: one item shown read them all)."""
+        answers = store.answers_at(role, rows)
+        refs = store.answers_at("target", rows) if role != "target" else answers
         out = []
         for r in rows:
             answer = answers.get(r, ("",))[0]

@@ -39,7 +39,7 @@ from activetest.session.store import Acquisition, LabelChange, SessionError, Ses
 
 __all__ = ["GROUND_TRUTH", "GROUND_TRUTHS_DIFFER", "Vote", "add_labels", "check_labels",
            "check_shown", "check_source", "export_draws", "export_format", "label_from_data",
-           "last_answer", "parse_label", "settle", "settle_rule"]
+           "last_answer", "parse_label", "records_rows", "settle", "settle_rule"]
 
 
 def last_answer(store: SessionStore, source: str = "cli",
@@ -197,6 +197,19 @@ def check_source(source: object) -> str:
     return source
 
 
+def records_rows(index: Mapping[str, int], records: Sequence[Any]) -> set[int]:
+    """The pool rows of the items ``records`` name (``(item_id, ...)`` tuples or
+    objects with ``item_id``; ids not in ``index`` left out): the rows whose stored
+    labels and draws :func:`check_labels` compares them with."""
+    out = set()
+    for rec in records:
+        item_id = rec[0] if isinstance(rec, tuple) else getattr(rec, "item_id", None)
+        row = index.get(str(item_id))
+        if row is not None:
+            out.add(int(row))
+    return out
+
+
 def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
                  records: Iterable[Any], *, source: str, overwrite: bool, where: str = "",
                  resolve: str = "skip", current: Mapping[int, Any] | None = None,
@@ -232,10 +245,11 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
     overwrite = check_flag(overwrite, "overwrite")  # (QA: overwrite="no" overwrote)
     problems: list[str] = []
     votes: dict[int, list[Vote]] = {}
+    records = list(records)
+    named = records_rows(index, records)  # (the rows read: not every label and draw)
     # unchecked: a stored label that is not a class (a damaged file) can be replaced
-    current = store.labels(check=False) if current is None else current
-    acquired = store.acquisitions()
-    drawn = {a.index: a.step for a in acquired}
+    current = store.labels_at(named, check=False) if current is None else current
+    drawn = store.acquisition_steps(named)
     loose: dict[str, str] | None = None  # a drawn item's id, by its loose form (once)
     item_ids: dict[int, str] = {}  # row -> the id the records name it by
     whose = f" (answer of {answer_of})" if answer_of else ""
@@ -290,7 +304,7 @@ def check_labels(store: SessionStore, task: Task, index: Mapping[str, int],
 
                 if loose is None:
                     loose = {}
-                    for a in acquired:
+                    for a in store.acquisitions():
                         loose.setdefault(loose_id(a.item_id), a.item_id)
                 hit = loose.get(loose_id(str(item_id)))
                 hint = ("" if hit is None else

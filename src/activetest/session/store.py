@@ -249,6 +249,13 @@ def _fold_left_journal(conn: sqlite3.Connection, p: Path, busy_timeout: float) -
     _fold(conn, busy_timeout)
 
 
+#: Rows asked of in one ``IN (...)`` query by the reads of some rows
+#: (:meth:`SessionStore._rows_at`: SQLite's limit of bound variables is 999 in older
+#: versions); past :data:`_AT_MOST` rows the whole table is read and filtered instead.
+_CHUNK = 500
+_AT_MOST = 20 * _CHUNK
+
+
 class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
     """Low-level access to one session file (see the module docstring).
 
@@ -921,6 +928,20 @@ class SessionStore(ScoresMixin, DrawsMixin, LabelsMixin):
             raise
         except UnicodeError as exc:  # SQLite's message quotes damaged bytes (not UTF-8)
             raise damaged(self.path, exc) from None
+
+    def _rows_at(self, sql: str, params: tuple[Any, ...], rows: Iterable[int]
+                 ) -> list[tuple[Any, ...]] | None:
+        """``sql`` (ending in ``idx IN``) with ``params`` over the distinct pool ``rows``
+        (ascending), :data:`_CHUNK` rows a query; None past :data:`_AT_MOST` rows (the
+        caller reads its whole table then: fewer queries for as many rows)."""
+        want = sorted({int(r) for r in rows})
+        if len(want) > _AT_MOST:
+            return None
+        out: list[tuple[Any, ...]] = []
+        for k in range(0, len(want), _CHUNK):
+            part = want[k:k + _CHUNK]
+            out += self._read(f"{sql} ({', '.join('?' * len(part))})", (*params, *part))
+        return out
 
     # ------------------------------------------------------------------ meta and config
 

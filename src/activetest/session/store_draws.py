@@ -9,7 +9,7 @@ A mixin: its methods use the store's connection, reads and transactions
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from activetest.session.store_errors import SessionError
@@ -125,6 +125,16 @@ class DrawsMixin:
     def n_acquired(self) -> int:
         """Number of draws so far."""
         return int(self._read("SELECT COUNT(*) FROM acquisitions")[0][0])
+
+    def acquisition_steps(self, rows: Iterable[int]) -> dict[int, int]:
+        """Pool row -> the step at which it was drawn, of ``rows`` only (those drawn),
+        read by the draws' unique row index (:meth:`acquisitions` reads every draw)."""
+        rows = list(rows)
+        got = self._rows_at("SELECT idx, step FROM acquisitions WHERE idx IN", (), rows)
+        if got is None:
+            want = {int(r) for r in rows}
+            return {a.index: a.step for a in self.acquisitions() if a.index in want}
+        return {int(i): int(st) for i, st in got}
 
     def acquisition_step(self, index: int) -> int | None:
         """The step at which row ``index`` was drawn, or None."""

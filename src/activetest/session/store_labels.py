@@ -44,6 +44,27 @@ class LabelsMixin:
         return {int(i): StoredLabel(int(i), iid, int(y), src, cr, up)
                 for i, iid, y, src, cr, up in rows}
 
+    def labels_at(self, rows: Iterable[int], *, check: bool = True) -> dict[int, StoredLabel]:
+        """:meth:`labels` of pool ``rows`` only (those labelled), read by the labels'
+        key: what one item's question needs (the labelling page's answer), without
+        reading every label (``check``: :meth:`labels`'s, of these rows).
+
+        Raises:
+            DamagedSessionError: (with ``check``) a stored label of these rows that is
+                not a class of the task.
+        """
+        rows = list(rows)
+        got = self._rows_at("SELECT l.idx, i.item_id, l.label, l.source, l.created, "
+                            "l.updated FROM labels l CROSS JOIN items i ON i.idx = l.idx "
+                            "WHERE l.idx IN", (), rows)
+        if got is None:
+            want = {int(r) for r in rows}
+            return {i: v for i, v in self.labels(check=check).items() if i in want}
+        if check:
+            return self._checked(got, "label")
+        return {int(i): StoredLabel(int(i), iid, int(y), src, cr, up)
+                for i, iid, y, src, cr, up in got}
+
     def label_values(self) -> dict[int, int]:
         """Current labels as ``{item row: class}`` (:meth:`labels` without the item
         ids, sources and times: no join on the items), each checked to be a class of
@@ -210,6 +231,20 @@ class LabelsMixin:
                        "FROM judgments j CROSS JOIN items i ON i.idx = j.idx WHERE j.role = ?",
                        (role,)), f"judgment of {role.removeprefix('compare:')}'s answer")
 
+    def judgments_at(self, role: str, rows: Iterable[int]) -> dict[int, StoredLabel]:
+        """:meth:`judgments` of ``role`` at pool ``rows`` only (those judged), read by the
+        judgments' key (role, row)."""
+        rows = list(rows)
+        if self.schema_version < 3:
+            return {}
+        got = self._rows_at("SELECT j.idx, i.item_id, j.label, j.source, j.created, "
+                            "j.updated FROM judgments j CROSS JOIN items i ON i.idx = j.idx "
+                            "WHERE j.role = ? AND j.idx IN", (role,), rows)
+        if got is None:
+            want = {int(r) for r in rows}
+            return {i: v for i, v in self.judgments(role).items() if i in want}
+        return self._checked(got, f"judgment of {role.removeprefix('compare:')}'s answer")
+
     def set_judgments(self, role: str, answers: Iterable[tuple[int, int] | tuple[int, int, str]],
                       source: str, *, overwrite: bool = False,
                       confirm: bool = False) -> list[LabelChange]:
@@ -264,6 +299,21 @@ class LabelsMixin:
             return {}
         rows = self._read("SELECT idx, answer, refs, info FROM answers WHERE role = ?", (role,))
         return {int(i): (str(a), tuple(json.loads(r)), json.loads(x)) for i, a, r, x in rows}
+
+    def answers_at(self, role: str, rows: Iterable[int]) -> dict[int, tuple[
+            str, tuple[str, ...], dict[str, Any]]]:
+        """:meth:`answers` of ``role`` at pool ``rows`` only (those with an answer), read
+        by the answers' key (role, row): one item shown reads its own answers, not every
+        item's (a paired session of 20,000 items decoded 40,000 answers a shown item)."""
+        rows = list(rows)
+        if self.schema_version < 2:
+            return {}
+        got = self._rows_at("SELECT idx, answer, refs, info FROM answers WHERE role = ? AND "
+                            "idx IN", (role,), rows)
+        if got is None:
+            want = {int(r) for r in rows}
+            return {i: v for i, v in self.answers(role).items() if i in want}
+        return {int(i): (str(a), tuple(json.loads(r)), json.loads(x)) for i, a, r, x in got}
 
     def add_estimate(self, *, n_labels: int, metric: str, method: str, estimate: float,
                      std: float | None = None, low: float | None = None,
