@@ -24,14 +24,33 @@ the median wall and CPU milliseconds per label are printed, and the ratio of eac
 disk's ``fdatasync``); CPU time is this process's. The machine may be shared: the
 ratios, measured side by side, are the numbers to read. ``--write`` puts the table in
 docs/benchmarks.md ("Label throughput").
+
+``--page`` measures instead what one answer on the labelling page costs on a large
+paired session (:func:`page_case`)::
+
+    git worktree add /tmp/at-before <commit>   # the version to compare with
+    nice -n 10 python benchmarks/label_throughput.py --page --baseline /tmp/at-before/src
+
+A graded session of ``--page-items`` items (default 20,000) with a compared target's
+answers (the paired layout) is drawn and answered (annotator ``alice``, as the page
+stores answers: the ``annotations`` rows, the items' stored order, the settled labels
+and judgments), ``--page-answers`` more items drawn and left open; then each version
+(this checkout's ``src``, and ``--baseline SRC``'s) answers those on a fresh copy of
+the file, in a child process of its own (:mod:`_page_answers`), the versions
+interleaved, ``--repeats`` times. Printed: the median CPU and wall seconds per answer,
+the ratio of each to the baseline's of the same run, and whether an undo with nothing
+to undo moved the file's write mark (a commit). ``--write`` puts the table in
+docs/benchmarks.md ("Label throughput: the labelling page").
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -127,6 +146,155 @@ def label_run(db: Path, copy: Path, fold: bool, synchronous: str | None
     return wall, cpu
 
 
+#: What ``--page`` measured (2026-12-08), written under its table in docs/benchmarks.md.
+PAGE_NOTE = """What the baseline (4074d7ea) read for each answer, all of it growing with the
+session: to show the next item, every stored answer of both roles (`display_items`:
+40,000 answers decoded from JSON an item shown); to check that two answers of the same
+text keep one judgment, every answer, label and judgment (`alike_conflict`); in the label
+checks of the settled answer, every label, judgment and draw (`check_labels`); to find
+the next item, one `annotation_items` row per drawn item (20,000 queries an answer). Now
+each reads the item's own rows by the tables' keys (`SessionStore.labels_at`,
+`judgments_at`, `answers_at`, `acquisition_steps`; an item's answers by
+`annotations_idx`) and the stored needs once a search; the numbers are those of the
+whole-table reads (tests/web/test_annotators_reads.py). What still grows with the drawn
+items is the search for the next item (`Annotators._pick`): it walks every drawn item in
+draw order with its answerers, label and claims, read once a search (most of the 0.1 CPU
+s an answer left at 20,000). An undo with nothing to undo now only reads."""
+
+
+def make_paired_session(workdir: Path, n_items: int, n_open: int) -> Path:
+    """A paired graded session of ``n_items + n_open`` items (the target's answers in
+    the pool, a compared target's in a second file; a uniform surrogate), every item
+    drawn, the first ``n_items`` drawn answered by ``alice`` as the labelling page stores
+    an answer (one ``annotations`` row per answer shown, the item's stored need and
+    shown order, the settled label and judgment with the page's source), written in one
+    transaction; the last ``n_open`` left open. Returns the file (made once per size)."""
+    from activetest.session.annotators import Annotators
+    from activetest.session.compare_graded import shown_order
+    from activetest.session.store import now
+
+    db = workdir / f"paired-{n_items}-{n_open}.db"
+    if db.exists():
+        return db
+    n = n_items + n_open
+    pool = workdir / f"paired-pool-{n}.jsonl"
+    other = workdir / f"paired-other-{n}.jsonl"
+    with pool.open("w", encoding="utf-8") as fp, other.open("w", encoding="utf-8") as fo:
+        for i in range(n):
+            ref = f"answer {i % 97}"
+            fp.write(json.dumps({"id": f"q{i}", "question": f"question {i}?",
+                                 "context": f"context {i}", "references": [ref],
+                                 "answer": ref if i % 3 else "banana"}) + "\n")
+            fo.write(json.dumps({"id": f"q{i}", "question": f"question {i}?",
+                                 "answer": ref if i % 2 else "cherry"}) + "\n")
+    tmp = db.with_suffix(".tmp.db")
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    s = Session.create(tmp, pool=pool, task="squad", target="pool", surrogate="uniform",
+                       seed=1, progress=False, compare=[f"answers:{other}"])
+    try:
+        s.select(n)
+        roles = Annotators(s).roles  # (makes the page's tables)
+        seed = int(s.session_config.seed)
+        texts = {r: s.store.answers(r) for r in roles}
+        at = now()
+        rows, items, levels = [], [], {r: [] for r in roles}
+        for a in s.store.acquisitions()[:n_items]:
+            for r in roles:
+                y = int(texts[r][a.index][0].startswith("answer"))
+                rows.append((a.index, r, "alice", y, "answer", at))
+                levels[r].append((a.index, y))
+            items.append((a.index, a.step, 1,
+                          json.dumps(list(shown_order(seed, a.step, roles))), at))
+        with s.store.transaction() as c:
+            c.executemany("INSERT INTO annotations (idx, role, annotator, label, kind, at) "
+                          "VALUES (?, ?, ?, ?, ?, ?)", rows)
+            c.executemany("INSERT INTO annotation_items (idx, step, need, shown_order, at) "
+                          "VALUES (?, ?, ?, ?, ?)", items)
+            s.store.set_labels(levels["target"], "web (alice)")
+            for r in roles[1:]:
+                s.store.set_judgments(r, levels[r], "web (alice)")
+    finally:
+        s.close()
+    tmp.rename(db)
+    return db
+
+
+def page_run(src: Path, db: Path, copy: Path, n_answers: int) -> dict[str, float]:
+    """:mod:`_page_answers` with ``src`` first on ``PYTHONPATH``, on a fresh copy of
+    ``db``; returns its JSON line (CPU and wall seconds of the answers, ...)."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(db, copy)
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "_page_answers.py"),
+                          str(copy), str(n_answers)], env=env, capture_output=True,
+                         text=True, check=False)
+    if out.returncode:
+        raise SystemExit(f"{src}: the page's answers failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def page_case(args: argparse.Namespace) -> str:
+    """The labelling page's answer on a paired session of ``--page-items`` answered
+    items: this checkout against ``--baseline`` (module docstring); returns the
+    section's text."""
+    load0 = os.getloadavg()
+    c0 = time.process_time()
+    fresh = not (args.workdir / f"paired-{args.page_items}-{args.page_answers}.db").exists()
+    db = make_paired_session(args.workdir, args.page_items, args.page_answers)
+    made = f"made in {time.process_time() - c0:.1f} CPU s" if fresh else "made by an " \
+        "earlier run"
+    versions = {"this checkout": ROOT / "src"}
+    if args.baseline is not None:
+        versions["baseline"] = args.baseline.resolve()
+    res: dict[str, list[dict[str, float]]] = {v: [] for v in versions}
+    names = list(versions)
+    for r in range(args.repeats):
+        for v in names[r % len(names):] + names[:r % len(names)]:  # order rotated
+            res[v].append(page_run(versions[v], db, args.workdir / "page.db",
+                                   args.page_answers))
+    load1 = os.getloadavg()
+    k = args.page_answers
+    med = {v: (statistics.median(x["cpu"] for x in xs) / k,
+               statistics.median(x["wall"] for x in xs) / k) for v, xs in res.items()}
+    base = "baseline" if "baseline" in med else "this checkout"
+    lines = ["| version | CPU s/answer (runs) | wall s/answer | CPU / baseline | "
+             "wall / baseline | undo with nothing to undo |", "|---|---|---|---|---|---|"]
+    for v in names:
+        c, w = med[v]
+        runs = ", ".join(f"{x['cpu'] / k:.3f}" for x in res[v])
+        moved = {bool(x["undo_moved_mark"]) for x in res[v]}
+        undo = "a commit (the mark moved)" if moved == {True} else (
+            "nothing written" if moved == {False} else "mixed")
+        lines.append(f"| {v} | {c:.3f} ({runs}) | {w:.3f} | {c / med[base][0]:.2f}x | "
+                     f"{w / med[base][1]:.2f}x | {undo} |")
+    cond = (f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores "
+            f"(shared), load {load0[0]:.1f} before, {load1[0]:.1f} after; SQLite "
+            f"{__import__('sqlite3').sqlite_version}; session file "
+            f"{db.stat().st_size / 1e6:.0f} MB")
+    base_arg = " --baseline SRC" if args.baseline is not None else ""
+    return "\n".join([
+        "## Label throughput: the labelling page",
+        "",
+        f"`nice -n 10 python benchmarks/label_throughput.py --page --page-items "
+        f"{args.page_items} --page-answers {k} --repeats {args.repeats}{base_arg}` "
+        f"({cond}; SRC: {args.baseline_name or 'none'}). A paired graded session (a "
+        f"compared target's answers) of {args.page_items + k:,} items, all drawn, "
+        f"{args.page_items:,} answered by one annotator as the page stores answers "
+        f"({made}); then a second annotator gives {k} answers on a fresh "
+        f"copy (`Annotators.answer_and_held`, one held ahead: the page's `api/answer`), "
+        f"each version in a child process of its own, interleaved, {args.repeats} runs "
+        f"each; medians per answer, CPU seconds of the answering process (the machine "
+        f"is shared: read the ratios, measured side by side), and an undo by an "
+        f"annotator with nothing to undo (whether it moved the file's write mark).",
+        "",
+        *lines,
+        "",
+        PAGE_NOTE,
+    ])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n-items", type=float, default=2e5)
@@ -135,9 +303,25 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="also the FULL variants")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/activetest-label-throughput"))
     ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md's section")
+    ap.add_argument("--page", action="store_true",
+                    help="the labelling page's answers on a large paired session instead")
+    ap.add_argument("--page-items", type=int, default=20_000,
+                    help="--page: answered items of the session")
+    ap.add_argument("--page-answers", type=int, default=10,
+                    help="--page: answers timed per run")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="--page: another checkout's src, measured in the same run")
+    ap.add_argument("--baseline-name", default=None,
+                    help="--page: what --baseline is (a commit), printed with the table")
     args = ap.parse_args()
     n_items = int(args.n_items)
     args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.page:
+        text = page_case(args)
+        print(text)
+        if args.write:
+            write_section(text, "Label throughput: the labelling page")
+        return
     load0 = os.getloadavg()
     db, init_wall, init_cpu = make_session(args.workdir, n_items, args.labels)
     names = list(VARIANTS) if args.all else ["fold", "no fold"]

@@ -169,3 +169,36 @@ def test_undo_with_nothing_to_undo_writes_nothing(tmp_path: Path) -> None:
             other.close()
         a.answer("alice", it.item_id, [made.truth[it.item_id]])  # a write still writes
         assert read_mark(s.store._conn) != before
+
+
+def test_an_items_answers_are_read_by_the_index_made_where_a_file_lacks_it(
+        tmp_path: Path) -> None:
+    """The page reads one item's answers by ``annotations_idx`` (the item's row): a file
+    whose page tables lack it (dropped here) gets it back when the page opens it for
+    writing, and SQLite's plan for the item's answers then searches that index."""
+    made = classification(tmp_path)
+    with Session.open(made.db) as s:
+        a = Annotators(s, batch=4)
+        it = a.next_item("alice")
+        assert it is not None
+        a.answer("alice", it.item_id, [made.truth[it.item_id]])
+    con = sqlite3.connect(made.db)
+    try:
+        con.execute("DROP INDEX annotations_idx")
+        con.commit()
+    finally:
+        con.close()
+
+    def plan(db: Path) -> str:
+        c = sqlite3.connect(db)
+        try:
+            return " ".join(str(r[-1]) for r in c.execute(
+                "EXPLAIN QUERY PLAN SELECT id FROM annotations WHERE idx = ? AND undone IS "
+                "NULL ORDER BY id", (0,)))
+        finally:
+            c.close()
+
+    assert "annotations_idx" not in plan(made.db)
+    with Session.open(made.db) as s:  # opened for writing: the index made again
+        assert [r.item_id for r in Annotators(s).annotations()] == [it.item_id]
+    assert "USING INDEX annotations_idx (idx=?)" in plan(made.db)
