@@ -253,21 +253,30 @@ def test_an_echo_request_refused_during_the_check_is_said_with_its_status_and_bo
     assert "could not be verified" not in msg and "non-blank" not in msg, msg
 
 
+#: The modes failing one of the echo check's requests with HTTP 503 every time (its echo
+#: request, its top-k request): ``{mode: the requests answered before it in one call}``.
+FAILED_CHECK = {"fail-at-echo": 1, "fail-topk": 0}
+
+
+@pytest.mark.parametrize("mode", list(FAILED_CHECK))
 def test_a_5xx_through_every_retry_of_the_echo_check_is_a_server_failure_not_no_echo(
-        ) -> None:
-    """HTTP 503 on every attempt of the echo check's request is raised as the server's
-    failure (:class:`ServerFailedError`, the endpoint and status named), and not kept as
-    "no echo": a later call checks again (QA: a server overloaded for a moment was
-    treated as one without echo for the scorer's life)."""
-    with fault_server("fail-at-echo") as srv:
+        mode: str) -> None:
+    """HTTP 503 on every attempt of one of the echo check's requests (its echo request,
+    ``fail-at-echo``; its top-k request, ``fail-topk``) is raised as the server's failure
+    (:class:`ServerFailedError`, the endpoint and status named), and not kept as "no
+    echo" nor taken for "echo cannot be checked": a later call checks again (QA: a server
+    overloaded for a moment was treated as one without echo for the scorer's life)."""
+    before = FAILED_CHECK[mode]
+    with fault_server(mode) as srv:
         scorer = OpenAIScorer(srv.url, "fake-model", method="echo", concurrency=1,
                               max_retries=2, backoff=0.0)
         for _ in range(2):  # the second call asks the server again: no verdict was kept
             n = len(srv.seen)
             with pytest.raises(ServerFailedError) as info:
                 scorer.score(TASK, ITEMS, progress=False)
-            # the check's top-k request, then the echo request's three attempts
-            assert len(srv.seen) - n == 4, srv.seen[n:]
+            # the requests answered before (the check's top-k), then the failing one's three
+            # attempts
+            assert len(srv.seen) - n == before + 3, srv.seen[n:]
             msg = str(info.value)
             assert info.value.status == 503, msg
             assert msg.startswith(f"{srv.url}/completions: HTTP 503: "), msg
@@ -397,25 +406,6 @@ def test_a_403_is_said_as_credentials_never_taken_for_a_refusal(mode: str, metho
             assert "HTTP 403: " in msg and "the server wants credentials" in msg, msg
             assert "not among the top" not in msg and "echoed prompt" not in msg, msg
             assert len(srv.seen) > n, srv.seen  # asked again: no verdict was kept
-
-
-def test_a_5xx_through_every_retry_of_the_echo_check_s_top_k_is_a_server_failure() -> None:
-    """HTTP 503 on every attempt of the echo check's top-k request (``method="echo"``) is
-    raised as the server's failure (:class:`ServerFailedError`), not taken for "echo cannot
-    be checked", and not kept: a later call checks again."""
-    with fault_server("fail-topk") as srv:
-        scorer = OpenAIScorer(srv.url, "fake-model", method="echo", concurrency=1,
-                              max_retries=1, backoff=0.0)
-        for _ in range(2):  # the second call asks the server again: no verdict was kept
-            n = len(srv.seen)
-            with pytest.raises(ServerFailedError) as info:
-                scorer.score(TASK, ITEMS, progress=False)
-            assert len(srv.seen) - n == 2, srv.seen[n:]  # the top-k request, twice
-            msg = str(info.value)
-            assert info.value.status == 503, msg
-            assert msg.startswith(f"{srv.url}/completions: HTTP 503: "), msg
-            assert "overloaded" in msg and "gave up after 2 attempt(s)" in msg, msg
-            assert "echo" not in msg.partition("gave up")[0].lower(), msg
 
 
 # ------------------------------------------------------------------- the CLI
