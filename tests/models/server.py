@@ -268,7 +268,8 @@ FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302
                "reflect-401", "reflect-500", "gone-at-echo", "hang-at-echo", "refuse-at-echo",
                "garble-at-echo", "fail-at-echo", "deny-at-echo", "throttle-wide",
                "garble-wide", "refuse-wide", "deny-wide", "refuse-topk", "fail-topk",
-               "garble-topk", "refuse-ids", "garble-wide-once", "odd-json", "two-faults")
+               "garble-topk", "refuse-ids", "garble-wide-once", "odd-json", "two-faults",
+               "garble-once")
 
 #: A credential a careless gateway or server quotes in its error pages (said masked).
 QUOTED_SECRET = "gw-5e1c9a7d3b2f"
@@ -331,7 +332,7 @@ class _FaultHandler(_QuietHandler):
 
     mode: ClassVar[str] = "ok"
     interval: ClassVar[float] = 0.2
-    garbled: ClassVar[bool] = False  # garble-wide-once: its one page was sent
+    garbled: ClassVar[bool] = False  # garble-wide-once, garble-once: its one page was sent
     released: ClassVar[threading.Event]  # two-faults: the SLOW-FAULT answer was read
     seen: ClassVar[list[str]] = []
 
@@ -409,6 +410,12 @@ class _FaultHandler(_QuietHandler):
             self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
                            b"<html><body>502 Bad Gateway: the upstream did not answer in "
                            b"time</body></html>")
+            return
+        if (mode == "garble-once" and self.path.split("?")[0].endswith("/completions")
+                and not type(self).garbled):  # a body cut short, as a whole HTTP answer
+            type(self).garbled = True
+            self._send_raw(200, [("Content-Type", "application/json"), ("Connection", "close")],
+                           json.dumps(self._answer(request)).encode()[:12])
             return
         if (mode == "garble-topk" and not echo and request.get("logprobs") is not None
                 and self.path.split("?")[0].endswith("/completions")):
@@ -573,6 +580,8 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
     - ``garble-wide-once``: the top-k of ``refuse-at-echo``; the FIRST request for more
       than 20 log-probs gets 200 with an HTML page (a gateway's "502 Bad Gateway", once),
       later ones a top-k holding both label words (" negative" -1.9, " positive" -2.3);
+    - ``garble-once``: as ``ok``, but the FIRST completions request gets 200 with its
+      JSON answer cut short after 12 bytes (a whole HTTP answer whose body is not JSON);
     - ``odd-json``: JSON answers of the wrong shape, each with a ``note`` quoting a URL
       with :data:`QUOTED_SECRET`: ``GET /v1/models`` ``{"models": [...]}`` (no
       ``data``), an echo request ``"logprobs": null``, any other completions request

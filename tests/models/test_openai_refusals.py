@@ -9,6 +9,7 @@ loopback); no model is needed, so these run everywhere.
 from __future__ import annotations
 
 import re
+import warnings
 import zlib
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ from server import QUOTED_SECRET, fault_server, proxy_wanting_credentials
 from activetest.data.demo import demo_task
 from activetest.data.task import Item
 from activetest.models.openai import EndpointError, OpenAIScorer
+from activetest.models.openai_paths import ScoringPathNotice
 
 TASK = demo_task()
 ITEMS = [Item(id=f"r{i}", fields={"text": f"it works well, number {i}"}) for i in range(4)]
@@ -39,6 +41,58 @@ def test_a_non_json_200_for_the_top_k_is_said_with_the_start_of_its_body(method:
             "'<html><body>upstream timed out (retry via http://***@gateway.internal/retry)"
             in msg), msg
     assert "(HTTP 200)" not in msg and QUOTED_SECRET not in msg, msg
+
+
+@pytest.mark.parametrize("method", ["topk", "echo", "auto"])
+def test_one_answer_that_is_not_json_is_asked_again_as_a_5xx_is(method: str) -> None:
+    """The first completions request (the label words' first tokens by echo; the echo
+    check's top-k; the probe's top-k) gets 200 with a body cut short (not JSON): it is
+    asked again, as a 5xx is, and the run ends as on a server that answered it whole:
+    the same scores and path, or the same refusal (this server's echo fails its check)
+    (before: the one answer failed the run, the echo check took it for a refusal of
+    top-k, and the probe too, choosing echo)."""
+    runs = {}
+    for mode in ("ok", "garble-once"):
+        with fault_server(mode) as srv:
+            scorer = OpenAIScorer(srv.url, "fake-model", method=method, concurrency=1,
+                                  max_retries=1, backoff=0.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ScoringPathNotice)
+                try:
+                    out = scorer.score(TASK, ITEMS, progress=False)
+                except EndpointError as exc:
+                    out = str(exc).replace(srv.url, "URL")
+            path = scorer.scoring_path()
+            runs[mode] = (out, path and path.path, len(srv.seen))
+    (ok, ok_path, ok_seen), (out, got_path, seen) = runs["ok"], runs["garble-once"]
+    if method == "echo":  # refused on both: the echo check's verdict
+        assert out == ok and "echoed log-prob of ' positive'" in str(ok), (out, ok)
+    else:
+        np.testing.assert_array_equal(out, ok)
+    assert got_path == ok_path == ("topk" if method == "auto" else method), got_path
+    assert seen == ok_seen + 1, (seen, ok_seen)  # the garbled one, asked once more
+
+
+def test_an_answer_that_is_never_json_is_said_once_after_every_retry() -> None:
+    """A gateway answers every top-k request with 200 and an HTML page: the request is
+    asked ``max_retries`` times more, then refused as an answer that is not JSON, with the
+    start of the page once (credentials masked) and the attempts made."""
+    with fault_server("garble-topk") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
+                              max_retries=2, backoff=0.0)
+        with pytest.raises(EndpointError) as info:
+            scorer.score(TASK, ITEMS[:1], progress=False)
+        # the label words' first tokens (two echo requests), then the item's top-k thrice
+        topk = srv.seen[2:]
+    msg = str(info.value)
+    assert type(info.value) is EndpointError and info.value.status == 200, msg
+    assert len(topk) == 3, srv.seen
+    assert msg.startswith(f"{srv.url}/completions: answered 200 with non-JSON content "
+                          f"'<html><body>upstream timed out (retry via "
+                          f"http://***@gateway.internal/retry)</body></html>'; is this an "
+                          f"OpenAI-compatible /completions endpoint?; gave up after 3 "
+                          f"attempt(s) in "), msg
+    assert msg.count("upstream timed out") == 1 and QUOTED_SECRET not in msg, msg
 
 
 def test_a_refused_label_id_path_is_said_with_the_start_of_its_body() -> None:

@@ -305,7 +305,8 @@ class OpenAIScorer(EndpointClient):
             back-off included (default ``$ACTIVETEST_OPENAI_DEADLINE``, else 120): a
             server that is down or never answers fails within this time.
         max_retries: retries after the first attempt on connection errors,
-            timeouts, HTTP 5xx/429/408; other 4xx fail at once.
+            timeouts, HTTP 5xx/429/408, and a 200 whose body is not JSON; other 4xx
+            fail at once.
         backoff: first retry delay in seconds; doubles each retry (capped at 30 s;
             a 429/503 ``Retry-After`` header is honoured up to that cap).
         tokenizer: the served model's tokenizer (``tokenize``/``detokenize``),

@@ -202,6 +202,12 @@ def _text(body: bytes, n: int) -> str:
     return body[:4 * n].decode("utf-8", errors="replace")[:n]
 
 
+def _non_json(body: bytes) -> str:
+    """What is said of a 200 whose body is not JSON: its first 200 characters."""
+    return (f"answered 200 with non-JSON content {_text(body, 200)!r}; is this an "
+            f"OpenAI-compatible /completions endpoint?")
+
+
 def began(data: object, n: int = 200) -> str:
     """``"; the answer began: ..."``: the first ``n`` characters of a JSON answer as the
     server sent it (re-serialised), for a message about an answer of the wrong shape.
@@ -468,6 +474,10 @@ class EndpointClient:
         A connection refused or cut through every attempt, where the server answered
         this client before, raises :class:`ServerGoneError` (it went away mid-run); a
         status to retry (5xx, 429, ...) on the last attempt, :class:`ServerFailedError`.
+        A 200 whose body is not JSON (a proxy's page, a body cut short) is tried again as
+        a 5xx is; on the last attempt it is an :class:`EndpointError` with status 200
+        (a refusal, :func:`~activetest.models.openai_paths.refused`) that quotes the
+        start of that last body once.
         """
         if url is None:
             payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
@@ -478,6 +488,7 @@ class EndpointClient:
         last = ""
         timed_out = False
         lost: BaseException | None = None  # the last attempt's lost connection
+        parsed: list[Any] = []  # the JSON of the 200 given back
 
         def once(limit: float) -> _Attempt:
             nonlocal last, timed_out, lost
@@ -509,6 +520,14 @@ class EndpointClient:
                 raise
             else:
                 if reply.status == 200:
+                    try:
+                        parsed.append(json.loads(reply.body))
+                    except ValueError:  # (UnicodeDecodeError included) a proxy's page, a
+                        # body cut short: often a passing fault, tried again as a 5xx is
+                        # (QA: one such answer failed the whole run, the probe or the echo
+                        # check taking it for the server's refusal)
+                        timed_out, last = False, _non_json(reply.body)
+                        return _Attempt(reply)
                     return _Attempt(reply, done=True)
                 detail = _text(reply.body, 300)
                 if reply.status not in _RETRY_STATUS:
@@ -527,13 +546,16 @@ class EndpointClient:
         end = start + self.deadline
         tries, outcome = self._retried(self.max_retries + 1, end, once)
         if outcome.done and outcome.reply is not None:
-            return self._json(outcome.reply, shown)
+            return self._object(parsed[-1], shown)
         said = (f"; gave up after {tries} attempt(s) in {time.monotonic() - start:.1f} s "
                 f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
                 f"max_retries={self.max_retries})")
         gone = self._gone(lost, said, shown)
         if gone is not None:  # (QA: "could not connect" of a server that died mid-run)
             raise gone
+        if outcome.reply is not None and outcome.reply.status == 200:  # not JSON, to the
+            # last: a refusal (openai_paths.refused), said with the last body's start once
+            raise self._error(f"{last}{said}", status=200, shown=shown)
         if outcome.reply is not None and not timed_out:  # a status to retry, to the last
             raise self._error(f"{last}{said}", ServerFailedError,
                               status=outcome.reply.status, shown=shown)
@@ -576,13 +598,8 @@ class EndpointClient:
                     raise ScoringCancelledError("scoring cancelled")
         return attempt + 1, outcome
 
-    def _json(self, reply: _Reply, shown: str | None = None) -> dict[str, Any]:
-        try:
-            data = json.loads(reply.body)
-        except ValueError:  # UnicodeDecodeError included
-            raise self._error(f"answered 200 with non-JSON content "
-                              f"{_text(reply.body, 200)!r}; is this an OpenAI-compatible "
-                              f"/completions endpoint?", status=200, shown=shown) from None
+    def _object(self, data: object, shown: str | None = None) -> dict[str, Any]:
+        """``data``, a 200's JSON, if it is an object; else an :class:`EndpointError`."""
         if not isinstance(data, dict):
             raise self._error(f"answered with JSON {type(data).__name__}, expected an "
                               f"object{began(data)}", status=200, shown=shown)

@@ -83,12 +83,12 @@ def refused(exc: EndpointError) -> bool:
     (``max_top_k``).
 
     Refused: the server answered at once with HTTP 400, 404, 405, 422 or 501, or with
-    200 and something that is not JSON (a web page served for a path it does not have,
-    a gateway's page): :data:`UNSUPPORTED_STATUS`, read from ``exc.status``, never from
-    the message (whose text may quote a body saying "HTTP 4..."). Not refused, and
-    raised as the error it is: 401 and 403 (credentials: the message names the
-    variables that set them; a server that wants a key says nothing of what it
-    supports), a status retried through every retry (408, 429, 5xx:
+    200 and something that is not JSON through every retry (a web page served for a
+    path it does not have, a gateway's page): :data:`UNSUPPORTED_STATUS`, read from
+    ``exc.status``, never from the message (whose text may quote a body saying "HTTP
+    4..."). Not refused, and raised as the error it is: 401 and 403 (credentials: the
+    message names the variables that set them; a server that wants a key says nothing
+    of what it supports), a status retried through every retry (408, 429, 5xx:
     :class:`~activetest.models.openai_http.ServerFailedError`, a server failing for a
     while), a timeout, a server gone, and any other status.
 
