@@ -322,13 +322,16 @@ def test_a_gateway_page_for_the_wider_top_k_is_a_refusal_said_with_its_answer() 
                     "in this run (a new run asks again)), so raising") in msg, msg
 
 
+#: Why echo is not trusted on a server refusing the echo check's top-k request.
+UNCHECKABLE = ("it cannot be checked: the check compares an echoed log-prob with a top-k "
+               "next-token log-prob, and the server refused the top-k request")
 #: What the probe says of each path on a server refusing every top-k request
-#: (``refuse-topk``: HTTP 400; no /tokenize, so no label token ids).
+#: (``refuse-topk``: HTTP 400; no /tokenize, so no label token ids): the top-k
+#: request's answer once, at topk.
 NO_TOPK = ["no way to read class log-probs from this server: topk: refused (HTTP 400: ",
            "logprobs are not supported without echo",
            "vllm-token-ids: no label token ids", "sglang-token-ids: no label token ids",
-           "echo: it cannot be checked: the check compares an echoed log-prob with a "
-           "top-k next-token log-prob, and the server refused the top-k request (HTTP 400: "]
+           f"echo: {UNCHECKABLE} (said above, topk)"]
 
 
 def test_a_server_refusing_every_top_k_request_gets_the_probe_s_summary() -> None:
@@ -351,9 +354,10 @@ def test_a_server_refusing_every_top_k_request_gets_the_probe_s_summary() -> Non
     for text in NO_TOPK:
         assert text in msg, msg
     assert msg.count(srv.url) == 1, msg  # the endpoint, named once (at the start)
+    assert msg.count(NO_TOPK[1]) == 1, msg  # the server's answer, said once
     msg = str(said.value)
     assert msg.startswith(f"{srv.url}/completions: echoed prompt log-probs are not "
-                          f"reliable on this server ({NO_TOPK[-1].removeprefix('echo: ')}"), msg
+                          f"reliable on this server ({UNCHECKABLE} (HTTP 400: "), msg
     assert NO_TOPK[1] in msg, msg  # what the server said to the top-k request
     assert "method='topk' cannot be used either" in msg, msg
 

@@ -26,20 +26,41 @@ TASK = demo_task()
 ITEMS = [Item(id=f"r{i}", fields={"text": f"it works well, number {i}"}) for i in range(4)]
 
 
+#: The start of the page ``garble-topk`` answers a top-k request with, as it is said.
+PAGE = ("answered 200 with non-JSON content '<html><body>upstream timed out (retry via "
+        "http://***@gateway.internal/retry)</body></html>'; is this an OpenAI-compatible "
+        "/completions endpoint?; gave up after 1 attempt(s) in ")
+
+
 @pytest.mark.parametrize("method", ["echo", "auto"])
 def test_a_non_json_200_for_the_top_k_is_said_with_the_start_of_its_body(method: str) -> None:
     """A gateway answers every top-k request with 200 and an HTML page: the refusal (why
-    echo cannot be checked) quotes the page, its credential masked (QA: it said "the
-    server refused the top-k request (HTTP 200)", and nothing of what the server said)."""
+    echo cannot be checked) quotes the page once, its credential masked (QA: it said "the
+    server refused the top-k request (HTTP 200)", and nothing of what the server said;
+    then the probe's summary quoted it twice, at topk and at echo)."""
     with fault_server("garble-topk") as srv:
         scorer = OpenAIScorer(srv.url, "fake-model", method=method, concurrency=1,
                               max_retries=0)
         with pytest.raises(EndpointError) as info:
             scorer.score(TASK, ITEMS, progress=False)
     msg = str(info.value)
-    assert ("the server refused the top-k request (answered 200 with non-JSON content "
-            "'<html><body>upstream timed out (retry via http://***@gateway.internal/retry)"
-            in msg), msg
+    took = r"\d+\.\d s \(deadline 120 s, \$ACTIVETEST_OPENAI_DEADLINE; max_retries=0\)"
+    unchecked = ("it cannot be checked: the check compares an echoed log-prob with a top-k "
+                 "next-token log-prob, and the server refused the top-k request")
+    no_ids = ("no label token ids: the server has no /tokenize or /extras/tokenize and no "
+              "tokenizer= was given")
+    if method == "auto":  # the probe's summary, exactly
+        shape = (re.escape(f"{srv.url}/completions: no way to read class log-probs from "
+                           f"this server: topk: refused ({PAGE}") + took
+                 + re.escape(f"); vllm-token-ids: {no_ids}; sglang-token-ids: {no_ids}; "
+                             f"echo: {unchecked} (said above, topk)"))
+    else:
+        shape = (re.escape(f"{srv.url}/completions: echoed prompt log-probs are not reliable "
+                           f"on this server ({unchecked} ({PAGE}") + took
+                 + re.escape(")); it refuses top-k requests too, so method='topk' cannot be "
+                             "used either"))
+    assert re.fullmatch(shape, msg), msg
+    assert msg.count("upstream timed out") == 1, msg
     assert "(HTTP 200)" not in msg and QUOTED_SECRET not in msg, msg
 
 

@@ -172,6 +172,9 @@ __all__ = ["DEADLINE_ENV", "MAX_TOP_K_ENV", "PARAMS_ENV", "USERINFO_ENV", "Endpo
            "env_max_top_k", "redact_spec", "split_spec"]
 
 _ECHO_TOL = 1e-3  # echoed vs next-token log-prob of the same token
+#: Why echo is not trusted where the echo check's top-k request was refused.
+_UNCHECKABLE = ("it cannot be checked: the check compares an echoed log-prob with a top-k "
+                "next-token log-prob, and the server refused the top-k request")
 
 
 class TokenizerLike(Protocol):
@@ -493,10 +496,7 @@ class OpenAIScorer(EndpointClient):
                 # refused (as _probe takes it): with no next-token log-prob to compare
                 # with, echo cannot be trusted, and the same request is refused again.
                 # (Raised, this refusal cut _probe short of its summary of every path.)
-                self._echo_ok, self._topk_refused = False, True
-                self._echo_why = (f"it cannot be checked: the check compares an echoed "
-                                  f"log-prob with a top-k next-token log-prob, and the "
-                                  f"server refused the top-k request ({_answered(exc)})")
+                self._uncheckable(exc)
                 return False
             why = "no non-blank next token to check it with"
             for text, value in sorted(top.items(), key=lambda kv: -kv[1])[:3]:
@@ -538,6 +538,12 @@ class OpenAIScorer(EndpointClient):
                 return self._echo_ok
             self._echo_ok, self._echo_why = False, f"could not be verified ({why})"
             return False
+
+    def _uncheckable(self, exc: EndpointError) -> None:
+        """The echo check's verdict where the server refused its top-k request (``exc``):
+        no echo, as it cannot be checked, said with the server's answer."""
+        self._echo_ok, self._topk_refused = False, True
+        self._echo_why = f"{_UNCHECKABLE} ({_answered(exc)})"
 
     def _label_texts(self, client: httpx.Client, task: Task, prompt: str) -> list[str]:
         """The text of each class's first token as the server reports tokens."""
@@ -726,6 +732,9 @@ class OpenAIScorer(EndpointClient):
             topk_ok = False
             # the summary names the endpoint once, at its start
             probed.append(f"topk: refused ({_answered(exc)})")
+            with self._lock:
+                if self._echo_ok is None:  # the echo check's top-k request is this one:
+                    self._uncheckable(exc)  # its verdict, without asking (retries) again
         ids, source, why = self._label_ids(client, task)
         for path, what in (("vllm-token-ids", "logprob_token_ids"),
                            ("sglang-token-ids", "token_ids_logprob at /generate")):
@@ -746,7 +755,10 @@ class OpenAIScorer(EndpointClient):
             return ScoringPath("topk", self.method, self.endpoint, tuple(probed), ids, source)
         if self._check_echo(client, prompt):
             return ScoringPath("echo", self.method, self.endpoint, tuple(probed), ids, source)
-        probed.append(f"echo: {self._echo_why}")
+        # the top-k request refused above is the one the check asks: its answer is said
+        # once (QA: the summary quoted the same body twice, in topk: and in echo:)
+        probed.append(f"echo: {_UNCHECKABLE} (said above, topk)" if not topk_ok
+                      and self._topk_refused else f"echo: {self._echo_why}")
         raise self._error(f"no way to read class log-probs from this server: "
                           f"{'; '.join(probed)}")
 
