@@ -28,13 +28,14 @@ import time
 import urllib.error
 import urllib.request
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-__all__ = ["FAULT_MODES", "QUOTED_SECRET", "FaultServer", "ServerStartError", "fault_server",
+__all__ = ["FAULT_MODES", "QUOTED_SECRET", "FaultServer", "ServerStartError", "WordTokenizer",
+           "fault_server",
            "free_port", "llama_server", "llama_server_process", "proxy_wanting_credentials",
            "reference_completions_server", "serve_process"]
 
@@ -269,7 +270,7 @@ FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302
                "garble-at-echo", "fail-at-echo", "deny-at-echo", "throttle-wide",
                "garble-wide", "refuse-wide", "deny-wide", "refuse-topk", "fail-topk",
                "garble-topk", "refuse-ids", "garble-wide-once", "odd-json", "two-faults",
-               "garble-once")
+               "garble-once", "fail-all")
 
 #: A credential a careless gateway or server quotes in its error pages (said masked).
 QUOTED_SECRET = "gw-5e1c9a7d3b2f"
@@ -335,6 +336,8 @@ class _FaultHandler(_QuietHandler):
     garbled: ClassVar[bool] = False  # garble-wide-once, garble-once: its one page was sent
     released: ClassVar[threading.Event]  # two-faults: the SLOW-FAULT answer was read
     seen: ClassVar[list[str]] = []
+    crowd: ClassVar[int] = 1  # fail-all: the first requests, answered together
+    together: ClassVar[threading.Event]  # fail-all: the first crowd requests arrived
 
     def _reflected(self) -> str:
         """What the request carried that may be secret: its path and query, its auth."""
@@ -377,6 +380,7 @@ class _FaultHandler(_QuietHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         type(self).seen.append(self._reflected())
+        arrived = len(type(self).seen)
         mode = type(self).mode
         request = json.loads(raw or b"{}")
         echo = request.get("echo") is True
@@ -421,6 +425,15 @@ class _FaultHandler(_QuietHandler):
                 and self.path.split("?")[0].endswith("/completions")):
             self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
                            _GATEWAY_PAGE)
+            return
+        if mode == "fail-all":  # the first crowd requests: once all of them arrived
+            if arrived >= type(self).crowd:
+                type(self).together.set()
+            type(self).together.wait(60)
+            self._send_raw(503, [("Content-Type", "application/json"),
+                                 ("Connection", "close"), ("Retry-After", "0")],
+                           json.dumps({"error": {"message": "the server is overloaded, "
+                                                            "try again later"}}).encode())
             return
         if mode == "two-faults" and "SLOW-FAULT" in str(request.get("prompt", "")):
             self._slow_fault(request)
@@ -522,6 +535,26 @@ class _FaultHandler(_QuietHandler):
             time.sleep(type(self).interval)
 
 
+class WordTokenizer:
+    """A word-level tokenizer (each piece's CRC-32), enough for label first tokens: a
+    scorer's ``tokenizer=`` for :func:`fault_server`, whose ``refuse-ids`` ids agree."""
+
+    def __init__(self) -> None:
+        self.pieces: dict[int, str] = {}
+
+    def tokenize(self, text: str) -> list[int]:
+        """Each piece's CRC-32 (a piece: a word with the blanks before it)."""
+        ids = []
+        for piece in re.findall(r"\s*\S+|\s+", text):
+            self.pieces[zlib.crc32(piece.encode())] = piece
+            ids.append(zlib.crc32(piece.encode()))
+        return ids
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """The pieces of ``ids`` (each tokenized before), joined."""
+        return "".join(self.pieces[i] for i in ids)
+
+
 class FaultServer(NamedTuple):
     """A running :func:`fault_server`: its ``/v1`` URL and what each request carried."""
 
@@ -530,8 +563,10 @@ class FaultServer(NamedTuple):
 
 
 @contextlib.contextmanager
-def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
-    """A real HTTP server on 127.0.0.1 that misbehaves as ``mode`` says.
+def fault_server(mode: str, *, interval: float = 0.2, crowd: int = 1
+                 ) -> Iterator[FaultServer]:
+    """A real HTTP server on 127.0.0.1 that misbehaves as ``mode`` says (``interval``:
+    the drip's and the hang's seconds; ``crowd``: ``fail-all``'s first requests).
 
     Yields a :class:`FaultServer`: the ``/v1`` base URL and, per request, its path,
     query and ``Authorization`` header (to check that credentials were sent).
@@ -582,6 +617,9 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
       later ones a top-k holding both label words (" negative" -1.9, " positive" -2.3);
     - ``garble-once``: as ``ok``, but the FIRST completions request gets 200 with its
       JSON answer cut short after 12 bytes (a whole HTTP answer whose body is not JSON);
+    - ``fail-all``: every request gets HTTP 503 (``Retry-After: 0``), the first
+      ``crowd`` of them only once all of them have arrived (within 60 s): a server that
+      fails a crowd of requests at once;
     - ``odd-json``: JSON answers of the wrong shape, each with a ``note`` quoting a URL
       with :data:`QUOTED_SECRET`: ``GET /v1/models`` ``{"models": [...]}`` (no
       ``data``), an echo request ``"logprobs": null``, any other completions request
@@ -600,7 +638,9 @@ def fault_server(mode: str, *, interval: float = 0.2) -> Iterator[FaultServer]:
         raise ValueError(f"unknown fault mode {mode!r}; expected one of {FAULT_MODES}")
     handler = type("Handler", (_FaultHandler,), {"mode": mode, "interval": interval,
                                                  "seen": [], "garbled": False,
-                                                 "released": threading.Event()})
+                                                 "released": threading.Event(),
+                                                 "crowd": crowd,
+                                                 "together": threading.Event()})
     with serve_in_thread(handler) as port:
         yield FaultServer(f"http://127.0.0.1:{port}/v1", handler.seen)
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from server import fault_server  # tests/models/server.py (on sys.path)
+from server import WordTokenizer, fault_server  # tests/models/server.py (on sys.path)
 from tests.session.session_support import PoolFiles, cli_command, cli_env, make_pool_files
 
 from activetest.data.demo import demo_task
@@ -282,6 +282,29 @@ def test_a_5xx_through_every_retry_of_the_echo_check_is_a_server_failure_not_no_
             assert msg.startswith(f"{srv.url}/completions: HTTP 503: "), msg
             assert "overloaded" in msg and "gave up after 3 attempt(s)" in msg, msg
             assert "echo" not in msg.partition("gave up")[0].lower(), msg
+
+
+def test_concurrent_requests_to_a_failing_server_retry_one_at_a_time() -> None:
+    """Four requests in flight get HTTP 503 together, and every request after them too:
+    one of them retries (``max_retries`` times), the others wait for it and give up with
+    it, so the server gets 4 + 3 requests, counted by the server (before: each retried on
+    its own schedule, up to 4 x 4, a retry storm on a failing server)."""
+    n, retries = 4, 3
+    items = ITEMS[:n]  # one request an item, all in flight at once: none queued after
+    with fault_server("fail-all", crowd=n) as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=n,
+                              max_retries=retries, backoff=0.05,
+                              tokenizer=WordTokenizer())  # (no echo request first)
+        with pytest.raises(ServerFailedError) as info:
+            scorer.score(TASK, items, progress=False)
+        seen = len(srv.seen)
+    msg = str(info.value)
+    assert seen == n + retries, srv.seen
+    assert msg.startswith(f"{srv.url}/completions: HTTP 503: "), msg
+    assert (f"gave up after {retries + 1} attempt(s)" in msg
+            or ("gave up after 1 attempt(s)" in msg and "another request to the server "
+                "retried meanwhile (one retries at a time) and the server failed it "
+                "through every retry" in msg)), msg
 
 
 def test_a_429_through_every_retry_of_the_wider_top_k_is_a_server_failure() -> None:

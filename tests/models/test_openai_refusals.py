@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import re
 import warnings
-import zlib
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from server import QUOTED_SECRET, fault_server, proxy_wanting_credentials
+from server import QUOTED_SECRET, WordTokenizer, fault_server, proxy_wanting_credentials
 
 from activetest.data.demo import demo_task
 from activetest.data.task import Item
@@ -180,21 +178,6 @@ def test_one_gateway_page_for_the_wider_top_k_is_asked_again_not_kept_for_life()
     assert scorer.n_fallbacks == len(ITEMS)
 
 
-class _WordTokenizer:
-    """A word-level tokenizer (each piece's CRC-32), enough for label first tokens."""
-
-    def tokenize(self, text: str) -> list[int]:
-        self.pieces = getattr(self, "pieces", {})
-        ids = []
-        for piece in re.findall(r"\s*\S+|\s+", text):
-            self.pieces[zlib.crc32(piece.encode())] = piece
-            ids.append(zlib.crc32(piece.encode()))
-        return ids
-
-    def detokenize(self, ids: Sequence[int]) -> str:
-        return "".join(self.pieces[i] for i in ids)
-
-
 @pytest.mark.parametrize(("how", "said"), [
     ("label texts by echo", "response has no logprobs (null); does the server support logprobs on "
              "/completions?; the answer began: {\"note\": \"logprobs are off here (see "
@@ -218,7 +201,7 @@ def test_an_answer_of_the_wrong_shape_is_said_with_its_start(how: str | None,
             scorer = OpenAIScorer(srv.url, max_retries=0)
         else:  # without a tokenizer the label words' first tokens are learned by echo
             scorer = OpenAIScorer(srv.url, "fake-model", method="topk", concurrency=1,
-                                  max_retries=0, tokenizer=_WordTokenizer() if how == "top-k"
+                                  max_retries=0, tokenizer=WordTokenizer() if how == "top-k"
                                   else None)
         with pytest.raises(EndpointError) as info:
             scorer.score(TASK, ITEMS, progress=False)

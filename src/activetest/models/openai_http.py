@@ -251,11 +251,76 @@ class _Attempt:
         reply: the server's answer, if any (its ``Retry-After`` sets the back-off).
         done: give ``reply`` back now: no more attempts.
         give_up: no more attempts, no answer to give (the deadline passed).
+        shared: no more attempts: another request to the server retried meanwhile and
+            the server failed it through every retry (:class:`_RetryTurn`).
     """
 
     reply: _Reply | None = None
     done: bool = False
     give_up: bool = False
+    shared: bool = False
+
+
+class _RetryTurn:
+    """Whose turn it is to retry, among the requests of one client (one server).
+
+    A request that failed and would retry takes the turn, and keeps it until it ends;
+    another that failed meanwhile waits for that end instead of retrying on its own
+    schedule: where the server answered the request with the turn (or it ended
+    otherwise than by its retries running out), the waiting one tries again at once;
+    where the server failed it through every retry, the waiting one gives up too,
+    without another attempt. A server failing every request of ``concurrency`` at once
+    thus gets ``concurrency`` first attempts and one request's ``max_retries`` retries,
+    not ``concurrency * max_retries`` (QA: a retry storm on a failing server).
+    """
+
+    MINE, ANSWERED, SPENT, LATE = "mine", "answered", "spent", "late"
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held = False
+        self.ended = 0  # the turns ended so far
+        self._spent = False  # whether the last turn ended with its retries run out
+
+    def take(self, since: int, end: float, cancel: threading.Event) -> str:
+        """Wait for a turn for a request that failed when :attr:`ended` was ``since``.
+
+        Returns:
+            :attr:`MINE` (the turn is this request's: release it with :meth:`release`),
+            :attr:`ANSWERED` (a turn ended since without running out: try again now),
+            :attr:`SPENT` (a turn ended since with its retries run out: give up),
+            :attr:`LATE` (``end``, ``time.monotonic``, passed while waiting).
+
+        Raises:
+            ScoringCancelledError: ``cancel`` was set while waiting.
+        """
+        with self._cond:
+            while True:
+                if self.ended > since:
+                    return self.SPENT if self._spent else self.ANSWERED
+                if not self._held:
+                    self._held = True
+                    return self.MINE
+                if cancel.is_set():
+                    raise ScoringCancelledError("scoring cancelled")
+                left = end - time.monotonic()
+                if left <= 0:
+                    return self.LATE
+                self._cond.wait(min(left, 0.05))  # (and sees a cancellation at once)
+
+    def release(self, spent: bool) -> None:
+        """End the turn taken by :meth:`take`; ``spent``: its retries ran out."""
+        with self._cond:
+            self._held = False
+            self.ended += 1
+            self._spent = spent
+            self._cond.notify_all()
+
+
+def _shared(outcome: _Attempt) -> str:
+    """What is said of a request that gave up with another's retries (``shared``)."""
+    return ("; another request to the server retried meanwhile (one retries at a time) "
+            "and the server failed it through every retry" if outcome.shared else "")
 
 
 #: How long past the deadline the caller waits for the request's own timeout to fire.
@@ -343,6 +408,7 @@ class EndpointClient:
         # server gone away (ServerGoneError), not a wrong address
         self._answered = 0
         self._answered_lock = threading.Lock()
+        self._turn = _RetryTurn()  # one request retries at a time (no retry storm)
 
     def _key(self) -> str | None:
         key = os.environ.get(self.api_key_env)
@@ -549,7 +615,7 @@ class EndpointClient:
             return self._object(parsed[-1], shown)
         said = (f"; gave up after {tries} attempt(s) in {time.monotonic() - start:.1f} s "
                 f"(deadline {self.deadline:g} s, ${DEADLINE_ENV}; "
-                f"max_retries={self.max_retries})")
+                f"max_retries={self.max_retries}){_shared(outcome)}")
         gone = self._gone(lost, said, shown)
         if gone is not None:  # (QA: "could not connect" of a server that died mid-run)
             raise gone
@@ -573,7 +639,10 @@ class EndpointClient:
         request. Between attempts the back-off is ``backoff * 2**attempt`` seconds, at
         least a reply's ``Retry-After``, at most :data:`_MAX_DELAY`; where it would end
         past ``end`` no attempt is made. A cancellation (:meth:`cancel`) is checked before
-        each attempt and ends a back-off at once.
+        each attempt and ends a back-off at once. The retries of the client's requests
+        take turns (:class:`_RetryTurn`): one request retries at a time, and where the
+        server failed it through every retry, the others that failed meanwhile give up
+        without retrying (their outcome says ``shared``).
 
         Returns:
             ``(the attempts made, the last attempt's outcome)``.
@@ -583,19 +652,36 @@ class EndpointClient:
         """
         attempt = 0
         outcome = _Attempt()
-        for attempt in range(attempts):
-            if self._cancel.is_set():
-                raise ScoringCancelledError("scoring cancelled")
-            limit = max(0.01, min(self.timeout, end - time.monotonic()))
-            outcome = once(limit)
-            if outcome.done or outcome.give_up:
-                break
-            if attempt + 1 < attempts:
+        holding = False  # this request has the turn to retry
+        try:
+            for attempt in range(attempts):
+                if self._cancel.is_set():
+                    raise ScoringCancelledError("scoring cancelled")
+                limit = max(0.01, min(self.timeout, end - time.monotonic()))
+                outcome = once(limit)
+                if outcome.done or outcome.give_up or attempt + 1 >= attempts:
+                    break
+                if not holding:
+                    turn = self._turn.take(self._turn.ended, end, self._cancel)
+                    if turn == _RetryTurn.ANSWERED:  # the server answered another: now
+                        continue
+                    if turn == _RetryTurn.SPENT:
+                        outcome = dataclasses.replace(outcome, shared=True)
+                        break
+                    if turn == _RetryTurn.LATE:
+                        break
+                    holding = True
                 delay = self._delay(attempt, outcome.reply)
                 if time.monotonic() + delay >= end:
                     break
                 if self._cancel.wait(delay):
                     raise ScoringCancelledError("scoring cancelled")
+        except BaseException:
+            if holding:
+                self._turn.release(spent=False)
+            raise
+        if holding:
+            self._turn.release(spent=not outcome.done)
         return attempt + 1, outcome
 
     def _object(self, data: object, shown: str | None = None) -> dict[str, Any]:
@@ -651,7 +737,8 @@ class EndpointClient:
         if outcome.reply is not None:  # any status (one to retry: still given after the
             return outcome.reply  # last attempt)
         tries = (f"; gave up after {attempts} attempt(s) in "
-                 f"{time.monotonic() - start:.1f} s (max_retries={self.max_retries})")
+                 f"{time.monotonic() - start:.1f} s (max_retries={self.max_retries})"
+                 f"{_shared(outcome)}")
         gone = self._gone(error, tries, shown)
         if gone is not None:  # it answered before: gone away, not a wrong address
             raise gone from None
