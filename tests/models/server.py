@@ -270,7 +270,7 @@ FAULT_MODES = ("ok", "drip", "drip-all", "positive", "reflect-200", "reflect-302
                "garble-at-echo", "fail-at-echo", "deny-at-echo", "throttle-wide",
                "garble-wide", "refuse-wide", "deny-wide", "refuse-topk", "fail-topk",
                "garble-topk", "refuse-ids", "garble-wide-once", "odd-json", "two-faults",
-               "garble-once", "fail-all")
+               "garble-once", "fail-all", "spa")
 
 #: A credential a careless gateway or server quotes in its error pages (said masked).
 QUOTED_SECRET = "gw-5e1c9a7d3b2f"
@@ -384,6 +384,11 @@ class _FaultHandler(_QuietHandler):
         mode = type(self).mode
         request = json.loads(raw or b"{}")
         echo = request.get("echo") is True
+        if mode == "spa" and not self.path.split("?")[0].endswith(("/completions",
+                                                                    "/models")):
+            self._send_raw(200, [("Content-Type", "text/html"), ("Connection", "close")],
+                           b"<!doctype html><html><body><div id=app></div></body></html>")
+            return
         if mode in ("gone-at-echo", "hang-at-echo") and echo:
             if mode == "gone-at-echo":  # the server stops: no answer, no more connections
                 self.server.shutdown()
@@ -620,6 +625,9 @@ def fault_server(mode: str, *, interval: float = 0.2, crowd: int = 1
     - ``fail-all``: every request gets HTTP 503 (``Retry-After: 0``), the first
       ``crowd`` of them only once all of them have arrived (within 60 s): a server that
       fails a crowd of requests at once;
+    - ``spa``: as ``ok`` for ``/completions`` and ``/models``; any other path (a
+      tokenizer, ``/generate``) gets 200 with an HTML page (a web app's catch-all page,
+      as some gateways serve for a route they lack);
     - ``odd-json``: JSON answers of the wrong shape, each with a ``note`` quoting a URL
       with :data:`QUOTED_SECRET`: ``GET /v1/models`` ``{"models": [...]}`` (no
       ``data``), an echo request ``"logprobs": null``, any other completions request

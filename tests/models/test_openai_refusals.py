@@ -208,3 +208,26 @@ def test_an_answer_of_the_wrong_shape_is_said_with_its_start(how: str | None,
     msg = str(info.value)
     assert said in msg, msg
     assert QUOTED_SECRET not in msg, msg
+
+
+def test_a_web_page_for_a_probed_route_is_asked_once_not_retried() -> None:
+    """A gateway that answers every route it lacks with 200 and its web app's page: the
+    tokenizer routes the probe tries are each asked once (their pages are the routes'
+    absence, not a passing fault; retried as a 5xx is, each cost its whole retry
+    schedule), and the run scores as on a server without them."""
+    with fault_server("spa") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="auto", concurrency=1,
+                              max_retries=3, backoff=0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ScoringPathNotice)
+            out = scorer.score(TASK, ITEMS, progress=False)
+        paths = [s.split()[0].removeprefix("path=").split("?")[0] for s in srv.seen]
+    with fault_server("ok") as srv:
+        scorer = OpenAIScorer(srv.url, "fake-model", method="auto", concurrency=1,
+                              max_retries=3, backoff=0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ScoringPathNotice)
+            ok = scorer.score(TASK, ITEMS, progress=False)
+    np.testing.assert_array_equal(out, ok)
+    other = [p for p in paths if not p.endswith(("/completions", "/models"))]
+    assert other and len(other) == len(set(other)), paths  # each probed route once

@@ -541,7 +541,8 @@ class EndpointClient:
         this client before, raises :class:`ServerGoneError` (it went away mid-run); a
         status to retry (5xx, 429, ...) on the last attempt, :class:`ServerFailedError`.
         A 200 whose body is not JSON (a proxy's page, a body cut short) is tried again as
-        a 5xx is; on the last attempt it is an :class:`EndpointError` with status 200
+        a 5xx is (at ``/completions``; on another path ``url``, asked once: a gateway's
+        page for a route it lacks); on the last attempt it is an :class:`EndpointError` with status 200
         (a refusal, :func:`~activetest.models.openai_paths.refused`) that quotes the
         start of that last body once.
         """
@@ -593,7 +594,10 @@ class EndpointClient:
                         # (QA: one such answer failed the whole run, the probe or the echo
                         # check taking it for the server's refusal)
                         timed_out, last = False, _non_json(reply.body)
-                        return _Attempt(reply)
+                        # but not on another path (a tokenizer, /generate): a web page
+                        # there is a gateway's answer for a route it lacks, asked once
+                        # (each probe's retries cost seconds: ~7.5 s a route by default)
+                        return _Attempt(reply, give_up=url is not None)
                     return _Attempt(reply, done=True)
                 detail = _text(reply.body, 300)
                 if reply.status not in _RETRY_STATUS:
