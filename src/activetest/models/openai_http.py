@@ -542,9 +542,9 @@ class EndpointClient:
         status to retry (5xx, 429, ...) on the last attempt, :class:`ServerFailedError`.
         A 200 whose body is not JSON (a proxy's page, a body cut short) is tried again as
         a 5xx is (at ``/completions``; on another path ``url``, asked once: a gateway's
-        page for a route it lacks); on the last attempt it is an :class:`EndpointError` with status 200
-        (a refusal, :func:`~activetest.models.openai_paths.refused`) that quotes the
-        start of that last body once.
+        page for a route it lacks); on the last attempt it is an :class:`EndpointError`
+        with status 200 (a refusal, :func:`~activetest.models.openai_paths.refused`)
+        that quotes the start of that last body once.
         """
         if url is None:
             payload = {"model": self.model, "temperature": 0.0, **self.extra_body, **body}
