@@ -467,6 +467,13 @@ def test_a_checkpoint_column_edited_in_the_file_is_not_used(
         assert _both_paths(s)[0] is None
 
 
+def _predigest(s: Session) -> None:
+    """The stored checkpoint made one written before the digests were kept (its blob as
+    those versions wrote it: the same members, no ``digest`` and no column digests)."""
+    blob = {k: v for k, v in _blob(s).items() if k != "digest" and not k.startswith("cd_")}
+    _store_blob(s, blob, sign=False)
+
+
 @pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
 def test_a_checkpoint_written_before_the_digest_replays_with_the_same_numbers(
         pool_files: PoolFiles, tmp_path: Path, kw: dict[str, object]) -> None:
@@ -476,10 +483,155 @@ def test_a_checkpoint_written_before_the_digest_replays_with_the_same_numbers(
     session whose checkpoint has its digest, and the next select writes one."""
     a, b = _twins(pool_files, tmp_path, kw, (4, 4, 4))
     with Session.open(b) as s:
-        blob = {k: v for k, v in _blob(s).items()
-                if k != "digest" and not k.startswith("cd_")}
-        _store_blob(s, blob, sign=False)
+        _predigest(s)
         assert _both_paths(s)[0] is None
     assert _go_on(b) == _go_on(a)
     with Session.open(b) as s:
         assert "digest" in _blob(s) and _both_paths(s)[0] is not None
+
+
+def _count_replays(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each full replay of an adaptive design's history (the real one, counted: one
+    entry per :meth:`AdaptiveSampler.from_state`)."""
+    from activetest.stats.adaptive import AdaptiveSampler
+
+    replays: list[int] = []
+    real = AdaptiveSampler.from_state.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type, *args: object, **kw: object) -> object:
+        replays.append(1)
+        return real(cls, *args, **kw)
+
+    monkeypatch.setattr(AdaptiveSampler, "from_state", classmethod(counted))
+    return replays
+
+
+def _estimate_of(path: Path) -> str:
+    """One ``estimate`` of the session at ``path`` (opened for it, as a command does)."""
+    with Session.open(path) as s:
+        return repr(s.estimate(record=False, progress=False))
+
+
+@pytest.mark.parametrize("kw", [{}, {"metric": "both"}], ids=["earned", "two-metric"])
+def test_a_pre_digest_checkpoint_is_rewritten_by_the_first_estimate(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        kw: dict[str, object]) -> None:
+    """A checkpoint written before the digests were kept is never loaded, and only a
+    ``select`` wrote a new one: a user who only estimated replayed the whole design at
+    every command. Now the first estimate that replays re-writes it with its digests
+    (where the file can be written; not with ``ACTIVETEST_CHECKPOINTS=0``), the next one
+    loads it and replays nothing, and every estimate and later draw is its twin's (whose
+    checkpoint has its digest) to the bit."""
+    a, b = _twins(pool_files, tmp_path, kw, (4, 4, 4))
+    with Session.open(b) as s:
+        _predigest(s)
+    replays = _count_replays(monkeypatch)
+    want = _estimate_of(a)
+    assert replays == []  # the twin loads its checkpoint: the count is of replays
+    monkeypatch.setenv("ACTIVETEST_CHECKPOINTS", "0")  # checkpoints off: nothing written
+    assert _estimate_of(b) == want and len(replays) == 1
+    monkeypatch.delenv("ACTIVETEST_CHECKPOINTS")
+    with Session.open(b) as s:
+        assert "digest" not in _blob(s)
+    for command, replayed in enumerate((1, 0, 0)):
+        replays.clear()
+        assert _estimate_of(b) == want, command
+        assert len(replays) == replayed, command
+    with Session.open(b) as s:
+        assert "digest" in _blob(s)
+        ck, full = _both_paths(s)
+        assert ck is not None
+        _assert_same_bits(ck, full)
+    assert _go_on(b) == _go_on(a)
+
+
+def test_a_pre_digest_checkpoint_on_a_read_only_disk_is_left_and_replayed(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a real read-only mount (a tmpfs remounted read-only; skipped where none can be
+    mounted) the estimate of a session with a pre-digest checkpoint replays every time,
+    writes nothing (the file's bytes the same) and gives its twin's numbers."""
+    import shutil
+    import subprocess
+
+    from session_support import tmpfs
+
+    a, b = _twins(pool_files, tmp_path, {}, (4, 4, 4))
+    with Session.open(b) as s:
+        _predigest(s)
+    want = _estimate_of(a)
+    replays = _count_replays(monkeypatch)
+    with tmpfs(4096) as mnt:
+        ro = mnt / "b.db"
+        shutil.copy(b, ro)
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        before = ro.read_bytes()
+        for command in range(2):
+            replays.clear()
+            assert _estimate_of(ro) == want, command
+            assert len(replays) == 1, command
+        assert ro.read_bytes() == before
+
+
+def test_a_pre_digest_checkpoint_is_not_rewritten_by_a_replay_of_an_older_history(
+        pool_files: PoolFiles, tmp_path: Path) -> None:
+    """A replay made before another command drew (and wrote its checkpoint) never
+    replaces the stored one: :func:`checkpoint.renew` writes only a pre-digest
+    checkpoint of the very history it replayed."""
+    _, b = _twins(pool_files, tmp_path, {}, (4, 4, 4))
+    with Session.open(b) as s:
+        _predigest(s)
+        row = s.store.sampler_row()
+        assert row is not None
+        _, old = _both_paths(s)
+        with Session.open(b) as other:  # another command draws meanwhile
+            other.select(2)
+            _predigest(other)  # (its checkpoint pre-digest too: only the history differs)
+        stored = _blob(s)
+        assert not checkpoint.renew(s.store, old, row[2])
+        assert set(_blob(s)) == set(stored) and "digest" not in stored
+        assert len(_blob(s)["l_acquired"]) == len(old.acquired) + 2  # type: ignore[attr-defined]
+
+
+def test_a_select_without_a_refit_does_not_hash_s_and_g_again(
+        pool_files: PoolFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the checkpoint stores the per-item columns (the out-of-sample guard's
+    design; here any design made to store them), a ``select`` that continues it without
+    a refit keeps ``s`` and ``g``: their digests are the ones its load checked, not
+    SHA-256 of N values each again (11 ms per command at 1e6 items). The checkpoint it
+    writes loads as the full replay, and a column edited after it is still refused."""
+    from activetest.stats.adaptive import AdaptiveDesign
+
+    monkeypatch.setattr(AdaptiveDesign, "redoable", property(lambda self: False))
+    a, b = _twins(pool_files, tmp_path, {}, (10, 10, 10), pending=2)
+    hashed: list[bytes] = []
+    real = checkpoint._column_digest
+
+    def spy(values: np.ndarray) -> np.ndarray:
+        d = real(values)
+        hashed.append(d.tobytes())
+        return d
+
+    monkeypatch.setattr(checkpoint, "_column_digest", spy)
+    for path in (a, b):
+        with Session.open(path) as s:
+            refits = s.store.design_draws()[-1][4]
+            hashed.clear()
+            s.select(1)  # no label came since the last select: no refit
+            assert s.store.design_draws()[-1][4] == refits
+            blob = _blob(s)
+            for name in ("s", "g"):  # hashed where read from the file, not at the save
+                assert hashed.count(blob[f"cd_{name}"].tobytes()) == 1, name
+            ck, full = _both_paths(s)
+            assert ck is not None
+            _assert_same_bits(ck, full)
+    con = sqlite3.connect(b)  # every value of b's s column changed, a clean edit
+    (data,), = con.execute("SELECT data FROM columns WHERE name = 'checkpoint:s' "
+                           "AND chunk = 0").fetchall()
+    v = np.frombuffer(bytes(data), dtype="<f8") * 0.5 + 0.01
+    con.execute("UPDATE columns SET data = ? WHERE name = 'checkpoint:s' AND chunk = 0",
+                (v.tobytes(),))
+    con.commit()
+    con.close()
+    with Session.open(b) as s:
+        assert _both_paths(s)[0] is None
+    assert _go_on(b) == _go_on(a)

@@ -52,10 +52,17 @@ is read), as the blind-spot state does (:mod:`activetest.session.blind_checkpoin
 a checkpoint whose values were changed in the file (a sqlite3 UPDATE, a bad disk) is
 not used, and the command replays the stored draws (the numbers of an untouched
 session). A checkpoint written before the digest is not used either: one full replay
-(the same numbers to the last bit), and the next ``select`` writes one with it.
+(the same numbers to the last bit), after which the command re-writes it with its
+digests where the file can be written (:func:`renew`: ``estimate`` and ``report`` too,
+which write no checkpoint otherwise, so a user who only estimates replays once, not at
+every command), as the next ``select`` does. Where a ``select`` continues a loaded
+checkpoint without a refit, the ``s`` and ``g`` digests checked at the load are the
+new checkpoint's (the arrays are the same), not computed again; every column read
+from the file is still hashed and checked.
 Cost, measured 2026-12-07 at 1e6 items (2 shared cores, median of 5): a column's
-digest is 5.5 ms (SHA-256 of 8 MB), paid once at the save and once at the load; one
-save+load of a checkpoint with its ``s`` and ``g`` columns took 142 ms with the
+digest is 5.5 ms (SHA-256 of 8 MB), paid once at the load and once at the save (not for
+``s`` and ``g`` where the save continues the load without a refit); one save+load of a
+checkpoint with its ``s`` and ``g`` columns took 142 ms with the
 digests against 117-132 ms without (the guard's design, 9 columns: ~100 ms more). A
 checkpoint without columns (every other design after a refit, and before one) hashes
 its small arrays only (the draws' history: well under a millisecond).
@@ -70,11 +77,17 @@ import os
 import sqlite3
 import zipfile
 import zlib
-from typing import Any
+from contextlib import suppress
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from activetest.session.store import SessionStore
+from activetest.session.store import (
+    SessionLockedError,
+    SessionReadOnlyError,
+    SessionStore,
+    SessionWriteError,
+)
 
 #: What reading a damaged stored state raises (a changed byte in its npz blob: a bad
 #: CRC or header is ``zipfile.BadZipFile``, bad compressed data ``zlib.error``; a
@@ -83,7 +96,7 @@ from activetest.session.store import SessionStore
 DAMAGED = (ValueError, KeyError, OSError, EOFError, TypeError, IndexError,
            zipfile.BadZipFile, zlib.error, sqlite3.DatabaseError)
 
-__all__ = ["arrays_digest", "enabled", "load", "save", "spec_hash"]
+__all__ = ["arrays_digest", "enabled", "load", "renew", "save", "spec_hash"]
 
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS adaptive_checkpoints (draws INTEGER NOT NULL, "
            "labels INTEGER NOT NULL, spec_hash TEXT NOT NULL, state BLOB NOT NULL, "
@@ -102,6 +115,37 @@ _COLUMN_DIGEST = "cd_"
 _INT_LISTS = ("acquired", "n_known", "labels", "refits")
 _FLOAT_LISTS = ("q", "control", "control_rest", "lam", "losses", "model_var", "control2",
                 "control_rest2", "model_var2")
+
+
+class _KeptColumns(NamedTuple):
+    """What :func:`save` needs to keep a sampler's stored ``s`` and ``g`` columns, and
+    their digests, rather than write and hash them again (set by :func:`load` where it
+    read them, and by :func:`save` where it wrote them)."""
+
+    #: the key ``(draws, labels, spec hash)`` of the checkpoint the columns belong to
+    key: tuple[int, int, str]
+    #: the design's refit count then (``st["ist"][1]``): ``s`` and ``g`` change only at
+    #: a refit
+    refits: int
+    #: the sampler's state dict then (the same object, or the columns are not kept)
+    st: dict[str, np.ndarray]
+    #: the ``s`` and ``g`` arrays then (the same objects) and the ``(32,)`` uint8 digests
+    #: of their values, checked against the stored columns where :func:`load` read them
+    s: np.ndarray
+    g: np.ndarray
+    s_digest: np.ndarray
+    g_digest: np.ndarray
+
+
+def _continues(sampler: Any) -> _KeptColumns | None:
+    """The sampler's :class:`_KeptColumns` where its ``s`` and ``g`` are still the ones
+    it records (the same state and arrays, no refit since), else None."""
+    prev = getattr(sampler, "_columns_of", None)
+    st = sampler._st
+    if (isinstance(prev, _KeptColumns) and prev.st is st and prev.s is st["s"]
+            and prev.g is st["g"] and prev.refits == int(st["ist"][1])):
+        return prev
+    return None
 
 
 def enabled() -> bool:
@@ -172,22 +216,26 @@ def save(store: SessionStore, sampler: Any) -> None:
         arrays["w_pre"] = np.asarray(sampler.w_pre, dtype=np.float64)
     if columns:
         arrays["per_item"] = np.array([3 if redo else 2 if fitted else 1], dtype=np.int64)
+    # s and g change only at a refit: where this state continues the stored checkpoint
+    # (loaded from it, its columns read and checked, no refit since, the same state and
+    # arrays) their digests are the ones checked then, not computed again (SHA-256 of
+    # 8 MB each per million items), and where that checkpoint is still the stored one
+    # their columns are kept, not written again; aux may change at every draw (the
+    # out-of-sample guard's record): always hashed and written
+    prev = _continues(sampler) if columns and fitted and not redo else None
     if columns and fitted and not redo:  # the columns' digests (kept ones too: the same)
         for name, v in _per_item(st):
-            arrays[_column_member(name)] = _column_digest(v)
+            arrays[_column_member(name)] = (
+                prev.s_digest if prev is not None and name == "s"
+                else prev.g_digest if prev is not None and name == "g"
+                else _column_digest(v))
     key = (len(sampler.acquired), len(sampler.losses), spec_hash(sampler.design, sampler.seed))
     arrays[_DIGEST] = _content_digest(key, arrays)
     np.savez(buf, allow_pickle=False, **arrays)
-    # s and g change only at a refit: where this state continues the stored checkpoint
-    # (loaded from it, its columns read, no refit since, the same state object) and that
-    # checkpoint is still the stored one, its s and g columns are kept, not written again
-    prev = getattr(sampler, "_columns_of", None)
-    unchanged = (columns and fitted and not redo and prev is not None and prev[2] is st
-                 and prev[1] == int(st["ist"][1]))
     with store.transaction() as c:
         c.execute(_SCHEMA)
-        keep = unchanged and c.execute(
-            "SELECT draws, labels, spec_hash FROM adaptive_checkpoints").fetchall() == [prev[0]]
+        keep = prev is not None and c.execute(
+            "SELECT draws, labels, spec_hash FROM adaptive_checkpoints").fetchall() == [prev.key]
         c.execute("DELETE FROM adaptive_checkpoints")
         if columns:
             from activetest.session import columns as cols
@@ -204,7 +252,9 @@ def save(store: SessionStore, sampler: Any) -> None:
         c.execute("INSERT INTO adaptive_checkpoints (draws, labels, spec_hash, state) "
                   "VALUES (?, ?, ?, ?)", (*key, buf.getvalue()))
     if columns and fitted and not redo:
-        sampler._columns_of = (key, int(st["ist"][1]), st)
+        sampler._columns_of = _KeptColumns(key, int(st["ist"][1]), st, st["s"], st["g"],
+                                           arrays[_column_member("s")],
+                                           arrays[_column_member("g")])
 
 
 def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
@@ -229,13 +279,58 @@ def load(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     if not rows:
         return None
     try:
-        sampler = _rebuild(store, design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]),
-                           defer_redo, key)
-        if getattr(sampler, "_columns_of", None) is not None:  # its s, g read from columns
-            sampler._columns_of = (key, *sampler._columns_of[1:])
-        return sampler
+        return _rebuild(store, design, seed, rng_state, acq, dd, seen, bytes(rows[0][0]),
+                        defer_redo, key)
     except DAMAGED:  # damaged: replay
         return None
+
+
+def renew(store: SessionStore, sampler: Any, rng_state: Any) -> bool:
+    """Re-write a checkpoint written before the digests were kept (a "pre-digest" one,
+    never loaded: every command replays the design from its first draw while it is
+    there) as ``sampler``'s, with its digests, where ``sampler`` is the full replay of
+    the stored history (``rng_state``: the stored RNG state it was replayed to).
+
+    Called by the commands that replay without drawing (``estimate``, ``report``, the
+    design's info): the next command loads the checkpoint instead of replaying. The
+    replay's state is what a valid checkpoint holds to the last bit, so no number
+    changes. Nothing is written (False) where checkpoints are off
+    (``ACTIVETEST_CHECKPOINTS=0``), the file is read-only, locked, full or of a schema
+    before the columns (never migrated by a read), the stored checkpoint is not a
+    pre-digest one of this history (absent, damaged, edited or stale ones: the next
+    ``select`` writes one), or another process drew or re-wrote it meanwhile (checked
+    under the write lock)."""
+    if (not enabled() or not store.writable or not store._has_columns()
+            or (store._conn.in_transaction and not store._depth)):  # (inside a read's)
+        return False
+    key = (len(sampler.acquired), len(sampler.losses), spec_hash(sampler.design, sampler.seed))
+    try:
+        rows = store._read("SELECT draws, labels, spec_hash, state FROM adaptive_checkpoints")
+    except sqlite3.OperationalError:  # no such table
+        return False
+    if len(rows) != 1 or tuple(rows[0][:3]) != key or not _predigest(bytes(rows[0][3])):
+        return False
+    with suppress(SessionWriteError, SessionReadOnlyError, SessionLockedError):
+        with store.transaction() as c:
+            row = store.sampler_row()
+            if (c.execute("SELECT draws, labels, spec_hash, state FROM adaptive_checkpoints"
+                          ).fetchall() != rows or store.n_acquired() != key[0]
+                    or row is None or row[2] != rng_state):
+                return False  # drawn or re-written meanwhile: left as it is
+            save(store, sampler)
+        return True
+    return False
+
+
+def _predigest(blob: bytes) -> bool:
+    """Whether a checkpoint's blob is a readable npz without the digest member (written
+    before the digests were kept); False for a damaged one."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as z:
+            names = z.namelist()
+    except DAMAGED:
+        return False
+    return _DIGEST + ".npy" not in names and "rng.npy" in names
 
 
 def _per_item(st: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
@@ -278,7 +373,7 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
     sampler = AdaptiveSampler(design, seed=seed)
     fresh = sampler._st
     st = {k[3:]: v for k, v in data.items() if k.startswith("st_")}
-    columns_read = False
+    columns_read: dict[str, np.ndarray] = {}  # name -> its checked digest
     mode = int(data["per_item"][0]) if "per_item" in data else 0
     if mode == 3 and "w_pre" not in data:
         raise ValueError("checkpoint lacks the weights before its last refit")
@@ -299,7 +394,7 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
                 cols.read_column(conn, info, out)
                 if not np.array_equal(want, _column_digest(out)):
                     raise ValueError(f"checkpoint column {name} was changed")
-            columns_read = True
+                columns_read[name] = want
         rem = fresh["rem"]
         rem[np.asarray([a.index for a in acq], dtype=np.int64)] = False
         for k in _PER_ITEM:
@@ -317,6 +412,8 @@ def _rebuild(store: SessionStore, design: Any, seed: int | None, rng_state: Any,
         sampler.defer_last_refit(data["w_pre"])
     elif mode == 3:
         sampler.redo_last_refit(data["w_pre"])
-    if columns_read:  # what save() needs to keep the s and g columns (the key: load's)
-        sampler._columns_of = (None, int(st["ist"][1]), st)
+    if columns_read:  # what save() needs to keep the s and g columns and their checked
+        # digests
+        sampler._columns_of = _KeptColumns(key, int(st["ist"][1]), st, st["s"], st["g"],
+                                           columns_read["s"], columns_read["g"])
     return sampler

@@ -31,7 +31,10 @@ through the stored q of every draw), so the file format is unchanged.
 Replaying the whole history costs a pass over the pool per past draw, so each draw
 batch also writes the sampler's state (:mod:`activetest.session.checkpoint`, same
 transaction), which later commands load instead when it matches the stored history;
-files without one (or with a stale or damaged one) are replayed, to the same bits.
+files without one (or with a stale or damaged one) are replayed, to the same bits. A
+checkpoint written before the digests were kept is re-written with them by the first
+command that replays without drawing (``estimate``, ``report``) where the file can be
+written, as by the next ``select``.
 
 The design itself is built in :mod:`activetest.session.design` (the one place, at
 creation and on replay); this module draws and replays.
@@ -274,12 +277,21 @@ def _full_replay(store: SessionStore, design: Any, seed: int | None, rng_state: 
 def replayed(store: SessionStore) -> Any:
     """The session's adaptive sampler rebuilt from its stored history (None before
     it has a sampler state): one replay, for :func:`design_info` and
-    :func:`design_controls` to share."""
+    :func:`design_controls` to share. A checkpoint written before the digests were
+    kept is re-written with them after the replay where the file can be written
+    (:func:`activetest.session.checkpoint.renew`)."""
     row = store.sampler_row()
     if row is None:
         return None
-    return _replay(store, stored_design(store), row[1], row[2], store.acquisitions(),
-                   store.design_draws())
+    design, acq, dd = stored_design(store), store.acquisitions(), store.design_draws()
+    sampler = checkpoint.load(store, design, row[1], row[2], acq, dd)
+    if sampler is None:
+        sampler = _full_replay(store, design, row[1], row[2], acq, dd)
+        # a checkpoint written before the digests: re-written with them where the file
+        # can be written, so the next command loads it (the replay's state to the last
+        # bit: no number changes); else this command replays every time
+        checkpoint.renew(store, sampler, row[2])
+    return sampler
 
 
 def design_info(store: SessionStore, sampler: Any = None) -> dict[str, Any]:
