@@ -473,12 +473,12 @@ class TableRows:
             self._refuse_a_repeated_id(exc.row, exc.batch)
             if isinstance(exc, _RowRefusedError):
                 raise
-            _refuse_bad_row(self.table, exc.row)
+            _refuse_bad_row(self.table, exc.row, self._streamed(exc.batch))
         except StreamRefusedError:
             raise
         except (*READ_ERRORS, csv.Error):  # e.g. a value pyarrow cannot convert
             if self.table.scorer.format != "parquet":
-                _refuse_bad_row(self.table, None)
+                _refuse_bad_row(self.table, None, self._streamed(None))
             raise NotStreamable("read") from None
         if nxt is None:
             return False
@@ -527,6 +527,20 @@ class TableRows:
         held: list[str | None] = [str(i) for a in self.ids for i in a.tolist()]
         self.repeated(held + ids[:row - start + 1], self.given)
 
+    def _streamed(self, batch: tuple[int, list[str | None]] | None
+                  ) -> tuple[int, list[str | None]]:
+        """The ids the stream read of the rows not handed out (those held, then the
+        failing block's, ``batch``: its first row and ids, where it follows them), as
+        ``(first row, ids)``: :func:`read_again`'s ``expect``, each of these rows read
+        again confirmed by its id (a row handed out is the caller's, its id not kept)."""
+        held: list[str | None] = [str(i) for a in self.ids for i in a.tolist()]
+        if batch is None:
+            return self.given, held
+        start, ids = batch
+        if start == self.given + len(held):
+            return self.given, held + ids
+        return start, ids
+
     def next_id(self) -> str | None:
         """The id of the first row left after those taken; None where none is."""
         while self.held == 0:
@@ -536,31 +550,39 @@ class TableRows:
 
 
 
-def _refuse_bad_row(t: Table, row: int | None) -> None:
+def _refuse_bad_row(t: Table, row: int | None,
+                    streamed: tuple[int, Sequence[str | None]] | None = None) -> None:
     """Refuse the CSV, TSV or JSONL table ``t``'s row ``row`` (from 0; None: the first that
     the general path refuses, reading to the end), that the fast reader does not take,
     with the general path's message: its rows are read again one at a time, as the
     general path reads them (memory: one row). Where the general path refuses none of
-    them, NotStreamable: it reads the table."""
-    read_again(t, row, refused=True)
+    them, NotStreamable: it reads the table. ``streamed``: ``(k, ids)``, the ids the
+    stream read of the rows ``k``, ``k + 1``, ... (None: one it refused); each such row
+    read again with another id is a :class:`StreamMismatchError` naming the file, the
+    row and both ids (since 2026-12-08: a table rewritten between the two readings, its
+    rows reordered, was refused naming another row's line as the refused row's)."""
+    read_again(t, row, refused=True, expect=streamed)
     raise NotStreamable("bad row")  # pragma: no cover - read_again raises
 
 
 def read_again(t: Table, upto: int | None, *, first: int | None = None,
                 repeated: str | None = None, refused: bool = False,
-                expect: tuple[int, Sequence[str]] | None = None) -> str:
+                expect: tuple[int, Sequence[str | None]] | None = None) -> str:
     """Read the CSV, TSV or JSONL table ``t``'s rows again, one at a time, with the general
     path's rules (:func:`activetest.models.table.stream_rows`), up to its row ``upto``
     (from 0; None: to the end). The first row refused there is refused with the general
     path's message (:class:`StreamRefusedError`); ``repeated``: row ``upto`` is refused
     as repeating row ``first``'s id ``repeated``. Returns row ``upto``'s name (``"line
-    N"``); NotStreamable where ``refused`` and no row is refused, or where the rows read
-    are not those streamed (the general path reads the table). ``expect``: ``(k, ids)``,
-    the ids of the rows ``k``, ``k + 1``, ... as the stream read them (row ``upto``
-    among them: a row the table reader's rule refuses, to be named, :class:`_Lines`);
-    each such row reached with another id, before its values are read, is a
-    :class:`StreamMismatchError` naming both ids (the rows read again are not those
-    streamed: a line named from them would be another row's)."""
+    N"``); NotStreamable where ``refused`` and no row is refused. ``expect``: ``(k,
+    ids)``, the ids of the rows ``k``, ``k + 1``, ... as the stream read them (None: one
+    it refused; row ``upto`` among them: a row the table reader's rule refuses, to be
+    named, :class:`_Lines`, or the rows of a block the fast reader refused,
+    :func:`_refuse_bad_row`); each such row reached with another id, before its values
+    are read, is a :class:`StreamMismatchError` naming the file, the row and both ids
+    (the rows read again are not those streamed: a line named from them would be
+    another row's), and so is row ``first`` or ``upto`` reached with another id than
+    ``repeated`` (since 2026-12-08: the general path then read the table, rewritten
+    between the two readings, as if nothing had changed)."""
     import zlib
     from array import array
 
@@ -604,12 +626,16 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
                 hashes.append(hash(item_id))
             if r == first and item_id == repeated:
                 first_where = where
-            if expect is not None and upto is not None:  # the row streamed here? (before
-                # its values: a row's refusal from them would name another row's line)
+            if expect is not None:  # the row streamed here? (before its values: a row's
+                # refusal from them would name another row's line)
                 _same_row(t, expect, r, item_id, where, mark, upto)
+            if repeated is not None and r in (first, upto) and item_id != repeated:
+                # the repeated id streamed at both rows, now another: said, never a
+                # general path reading a table rewritten between the two readings
+                _same_row(t, (r, [repeated]), r, item_id, where, mark, upto)
             if r == upto and repeated is not None:
-                if item_id != repeated or first_where is None:
-                    break  # not the rows streamed
+                if first_where is None:
+                    break  # pragma: no cover - row first is read before row upto
                 refuse_file_problems(t)
                 raise StreamRefusedError(duplicate_message(s.path, where, item_id, first_where))
             row_values(row, s.path, where, t.columns)
@@ -641,13 +667,14 @@ def read_again(t: Table, upto: int | None, *, first: int | None = None,
     raise NotStreamable("read again")
 
 
-def _same_row(t: Table, expect: tuple[int, Sequence[str]], r: int, item_id: str,
-              where: str, mark: Any, upto: int) -> None:
+def _same_row(t: Table, expect: tuple[int, Sequence[str | None]], r: int, item_id: str,
+              where: str, mark: Any, upto: int | None) -> None:
     """Check the row ``r`` (from 0) of the table ``t`` read again by :func:`read_again`
     (from ``mark``: a block's start, :class:`~activetest.models.table_read.RowMark`, or
     None: the first row), its id ``item_id`` at ``where``, against the stream's ids of the
-    rows ``expect`` (``(k, ids)``: of the rows ``k``, ``k + 1``, ...; a row outside them
-    passes).
+    rows ``expect`` (``(k, ids)``: of the rows ``k``, ``k + 1``, ...; a row outside them,
+    or whose id is None, one the stream refused, passes; ``upto``: the row to name, None
+    where the stream did not say which).
 
     Raises:
         StreamMismatchError: the stream read another id there, naming the file, the row
@@ -657,7 +684,7 @@ def _same_row(t: Table, expect: tuple[int, Sequence[str]], r: int, item_id: str,
             it, else an internal error.
     """
     k, ids = expect
-    if not 0 <= r - k < len(ids) or item_id == ids[r - k]:
+    if not 0 <= r - k < len(ids) or ids[r - k] is None or item_id == ids[r - k]:
         return
     path = t.scorer.path
     if t in _READ_AS and _READ_AS[t] != _file_state(path):
@@ -670,7 +697,8 @@ def _same_row(t: Table, expect: tuple[int, Sequence[str]], r: int, item_id: str,
     raise StreamMismatchError(
         f"internal error: {path}: row {r + 1} of the table (from 1) has id {ids[r - k]!r} "
         f"as streamed, but {item_id!r} ({where}) read again from {start}: no line is named "
-        f"for row {upto + 1} (the two readers disagree; please report this)")
+        f"for {'the row refused' if upto is None else f'row {upto + 1}'} (the two readers "
+        f"disagree; please report this)")
 
 
 def _file_state(p: Path) -> tuple[int, int, int] | None:
