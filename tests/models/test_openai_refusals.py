@@ -215,19 +215,18 @@ def test_a_web_page_for_a_probed_route_is_asked_once_not_retried() -> None:
     tokenizer routes the probe tries are each asked once (their pages are the routes'
     absence, not a passing fault; retried as a 5xx is, each cost its whole retry
     schedule), and the run scores as on a server without them."""
-    with fault_server("spa") as srv:
-        scorer = OpenAIScorer(srv.url, "fake-model", method="auto", concurrency=1,
-                              max_retries=3, backoff=0.0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ScoringPathNotice)
-            out = scorer.score(TASK, ITEMS, progress=False)
-        paths = [s.split()[0].removeprefix("path=").split("?")[0] for s in srv.seen]
-    with fault_server("ok") as srv:
-        scorer = OpenAIScorer(srv.url, "fake-model", method="auto", concurrency=1,
-                              max_retries=3, backoff=0.0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ScoringPathNotice)
-            ok = scorer.score(TASK, ITEMS, progress=False)
+    scores, paths = {}, []
+    for mode in ("spa", "ok"):
+        with fault_server(mode) as srv:
+            scorer = OpenAIScorer(srv.url, "fake-model", method="auto", concurrency=1,
+                                  max_retries=3, backoff=0.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ScoringPathNotice)
+                scores[mode] = scorer.score(TASK, ITEMS, progress=False)
+            if mode == "spa":
+                paths = [s.split()[0].removeprefix("path=").split("?")[0]
+                         for s in srv.seen]
+    out, ok = scores["spa"], scores["ok"]
     np.testing.assert_array_equal(out, ok)
     other = [p for p in paths if not p.endswith(("/completions", "/models"))]
     assert other and len(other) == len(set(other)), paths  # each probed route once
