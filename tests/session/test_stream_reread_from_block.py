@@ -35,12 +35,13 @@ def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n
            ) -> tuple[Path, Path, Path]:
     """An sst2 pool of :data:`N` items (CSV) and two tables of log-probs in the pool's
     order, in ``fmt`` (``csv``, ``tsv``, ``jsonl``, ``parquet``), the surrogate spoiled
-    at one row (``spoil``: ``nan``, ``nonorm`` a row that does not normalise, or ``dup``
-    the id of the row before). ``newline``: each text line's end (``"\\r"`` alternating
-    with ``"\\r\\n"`` where ``"mixed"``); ``blank``: an empty line after every 97th row;
-    ``quoted``: the 10th row's padding a quoted field holding a line break; ``gz``: the
-    tables gzipped (names unchanged); ``bom``: the text begun with a UTF-8 byte order
-    mark."""
+    at one row (``spoil``: ``nan``, ``nonorm`` a row that does not normalise, ``dup``
+    the id of the row before, or, in a CSV or TSV text, ``open`` a quote at the row's start
+    never closed, ``closed`` one closed at the end of the row 3 rows on). ``newline``:
+    each text line's end (``"\\r"`` alternating with ``"\\r\\n"`` where ``"mixed"``);
+    ``blank``: an empty line after every 97th row; ``quoted``: the 10th row's padding a
+    quoted field holding a line break; ``gz``: the tables gzipped (names unchanged);
+    ``bom``: the text begun with a UTF-8 byte order mark."""
     rng = np.random.default_rng(7)
     z = rng.normal(size=(2, N, 2))
     lp = z - np.logaddexp(z[..., :1], z[..., 1:])
@@ -57,6 +58,8 @@ def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n
                 rows[at][1] = float("nan")
             elif what == "nonorm":
                 rows[at][1] = 0.5
+            elif what in ("open", "closed"):  # (a quote opened at the row's start)
+                pass
             else:
                 rows[at][0] = rows[at - 1][0]
         path = folder / f"{name}.{fmt}"
@@ -87,6 +90,9 @@ def _files(folder: Path, fmt: str, spoil: tuple[str, int], *, newline: str = "\n
             for i, r in enumerate(rows):
                 pad = f'"{PAD[:20]}\n{PAD[20:]}"' if quoted and i == 10 else PAD
                 lines.append(sep.join([r[0], repr(r[1]), repr(r[2]), pad]))
+            if name == "surrogate" and what in ("open", "closed"):
+                lines[at + 1] = '"' + lines[at + 1]  # (never closed, or 3 rows on)
+                lines[at + 4] += '"' * (what == "closed")
         text = ""
         for i, line in enumerate(lines):
             end = ("\r" if i % 2 else "\r\n") if newline == "mixed" else newline
@@ -248,3 +254,52 @@ def test_a_wrong_start_inside_the_header_is_an_internal_error(tmp_path: Path) ->
         stream_tables._Lines(t, 48, ids)[2]
     msg = str(err.value)
     assert "'it48' as streamed, but 'd' (line 1)" in msg and "byte 1" in msg, msg
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+@pytest.mark.parametrize("what", ["open", "closed"])
+@pytest.mark.parametrize("at", [5, N - 700])
+def test_a_quote_left_open_at_a_rows_start_is_named_from_its_block(
+        fmt: str, what: str, at: int, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quote at a row's start that never closes (the rest of the file one field) or
+    closes rows later: pyarrow refuses the block without saying which row, and the
+    stream names the malformed record as the general path does (the same words: the
+    file, the line the record ends at, the line it begins at, the row's, and the text
+    read there) from the start of the block before it, not by reading the table again
+    from its first row, row by row, then scanning it whole (2026-12-08); a row in the
+    first block, with no block start before it, by the general path's scan from the
+    first row only."""
+    from activetest.formats import tables as tables_mod
+    from activetest.models import table_stream
+
+    monkeypatch.setattr(stream_base, "BLOCK", 512)
+    files = _files(tmp_path, fmt, (what, at))
+    reads = _reread_counted(monkeypatch)
+    scans: list[int] = []
+    real_scan = table_stream.refuse_file_problems
+    real_after = tables_mod.rows_after_header
+
+    def scan(*a: Any, **k: Any) -> Any:
+        scans.append(0)
+        return real_scan(*a, **k)
+
+    def after(*a: Any, **k: Any) -> Any:
+        scans.append(k["lines_before"])
+        return real_after(*a, **k)
+
+    monkeypatch.setattr(table_stream, "refuse_file_problems", scan)
+    monkeypatch.setattr(tables_mod, "rows_after_header", after)
+    general, streamed = general_and_streamed_refusals(tmp_path, files, monkeypatch)
+    assert streamed == general
+    end = N + 1 if what == "open" else at + 5
+    sep = "," if fmt == "csv" else "\\t"  # (as repr writes it)
+    assert streamed.startswith(
+        f"{files[1]}: line {end}: 1 fields, header has 4 (the record begun at line {at + 2} "
+        f"runs to line {end}: a quoted field holds the line breaks between; it reads "
+        f"'it{at}{sep}"), streamed
+    assert reads == [], "read again row by row"
+    if at < 100:  # (no block's start before it: the general path's scan, once)
+        assert scans == [0], scans
+    else:  # one reading, from a block's start (a MiB of about 470-byte rows) on
+        assert len(scans) == 1 and at + 2 - 2300 < scans[0] <= at + 1, scans

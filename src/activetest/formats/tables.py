@@ -22,7 +22,7 @@ import io
 import json
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -545,14 +545,34 @@ def check_header_rows(lines: Iterable[str], source: str, delimiter: str, *,
     """
     header, reader = _header(lines, source, delimiter)
     n = len(header)
+    last = reader.line_num  # the line before the record read next
     try:
         for cells in reader:
             if len(cells) != n and cells and not all(not c.strip() for c in cells):
-                raise ValueError(f"{source}: line {reader.line_num}: "
-                                 + width.format(cells=len(cells), header=n))
+                raise ValueError(_wrong_width(source, last + 1, reader.line_num, cells, n,
+                                              width, delimiter))
+            last = reader.line_num
     except csv.Error as exc:
         raise ValueError(f"{source}: line {reader.line_num}: malformed CSV ({exc})") from None
     return header
+
+
+def _wrong_width(source: str, start: int, end: int, cells: Sequence[str], n: int,
+                 width: str, delimiter: str) -> str:
+    """The message of a CSV record of ``len(cells)`` fields where the header has ``n``
+    (``width``: its words), the record read from line ``start`` to line ``end``: named by
+    its last line; where it spans lines (a quoted field holds line breaks: a quote that
+    opens a field and closes lines later, or never, so the rest of the file is one
+    field), also by the line it begins at and the text read there (since 2026-12-08: a
+    quote left open at a row's start was named by the file's last line only, whose row
+    the reader had not met)."""
+    msg = f"{source}: line {end}: " + width.format(cells=len(cells), header=n)
+    if end <= start:
+        return msg
+    seen = delimiter.join(cells)
+    seen = seen[:60] + "..." * (len(seen) > 60)
+    return (f"{msg} (the record begun at line {start} runs to line {end}: a quoted field "
+            f"holds the line breaks between; it reads {seen!r})")
 
 
 def _header(lines: Iterable[str], source: str, delimiter: str) -> tuple[list[str], Any]:
@@ -591,15 +611,19 @@ def rows_after_header(lines: Iterable[str], header: list[str], source: str, deli
 
 def _header_rows(reader: Any, header: list[str], source: str, width: str,
                  lines_before: int = 0) -> Iterator[tuple[str, dict[str, str]]]:
+    last = reader.line_num  # the line before the record read next
     try:
         for cells in reader:
             if not cells or all(not c.strip() for c in cells):
+                last = reader.line_num
                 continue
             line = f"line {reader.line_num + lines_before}"
             if len(cells) != len(header):
-                raise ValueError(f"{source}: {line}: "
-                                 + width.format(cells=len(cells), header=len(header)))
+                raise ValueError(_wrong_width(
+                    source, last + 1 + lines_before, reader.line_num + lines_before, cells,
+                    len(header), width, reader.dialect.delimiter))
             yield line, dict(zip(header, cells, strict=True))
+            last = reader.line_num
     except csv.Error as exc:
         raise ValueError(f"{source}: line {reader.line_num + lines_before}: malformed CSV "
                          f"({exc})") from None

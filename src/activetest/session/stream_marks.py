@@ -28,7 +28,11 @@ record). Where the rows are still read again from the first row, and why:
   cannot convert): the rows before that block were taken, but a repeated id among the
   rows before it is named first by the general path, and only a reading from the
   first row collects every earlier row's id (:func:`.stream_tables.read_again`'s
-  hashes), so it reads from there.
+  hashes), so it reads from there. But a block pyarrow cannot parse (a record of
+  another width, a quote left open at a row's start) is read from the block's start
+  before it by the general path's reader for the malformed record, which the general
+  path names before any row's problem (:func:`.stream_tables._refuse_malformed`, since
+  2026-12-08: the table was read from its first row twice).
 - a row in the first block (no mark before it): the first block is read again, at most
   a block's rows."""
 

@@ -476,8 +476,11 @@ class TableRows:
             _refuse_bad_row(self.table, exc.row, self._streamed(exc.batch))
         except StreamRefusedError:
             raise
-        except (*READ_ERRORS, csv.Error):  # e.g. a value pyarrow cannot convert
+        except (*READ_ERRORS, csv.Error) as exc:  # e.g. a value pyarrow cannot convert
             if self.table.scorer.format != "parquet":
+                if "CSV conversion error" not in str(exc):  # a record's shape (pyarrow:
+                    # "CSV parse error", "CSV parser got out of sync with chunker", ...)
+                    _refuse_malformed(self.table, self.given + self.held)
                 _refuse_bad_row(self.table, None, self._streamed(None))
             raise NotStreamable("read") from None
         if nxt is None:
@@ -548,6 +551,49 @@ class TableRows:
                 return None
         return str(next(a for a in self.ids if len(a))[0])
 
+
+
+def _refuse_malformed(t: Table, row: int) -> None:
+    """Refuse the CSV or TSV table ``t`` whose block from its row ``row`` (from 0; the rows
+    before it streamed) pyarrow could not parse (a record of another width than the
+    header, a quote left open), naming its first malformed record as the general path
+    names it before any row's problem (:func:`refuse_file_problems`'s message: its
+    line, and where it spans lines the line it begins at and its text); return where
+    the general path's reader finds none from there (the readers disagree: the caller
+    reads the rows again from the first).
+
+    Read with the general path's reader from the last block's start at or before
+    ``row`` (:mod:`.stream_marks`), to the malformed record, since 2026-12-08: the table
+    was read again from its first row, row by row, to the refused one, then scanned
+    from its first row again (a quote at a row's start that never closes: twice the
+    whole file). From the first row where no block's start is before ``row``."""
+    import io
+    import zlib
+
+    from activetest.formats.tables import header_rows, rows_after_header
+
+    s = t.scorer
+    if s.format not in ("csv", "tsv"):
+        return
+    seen = _MARKS.get(t)
+    mark = None if seen is None else seen.before(row)
+    if mark is None:
+        refuse_file_problems(t)  # (from the first row: the general path's own scan)
+        return
+    delimiter = "," if s.format == "csv" else "\t"
+    try:
+        with open_text(s.path, newline="") as f:  # (the header: the file's first record)
+            header, _ = header_rows(f, str(s.path), delimiter)
+        with open_pool_bytes(s.path, gzipped_table(s.path)) as raw:
+            raw.seek(mark.offset)  # (past the first byte: no byte order mark there)
+            with io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
+                for _ in rows_after_header(text, header, str(s.path), delimiter,
+                                           lines_before=mark.lines):
+                    pass
+    except (UnicodeError, OSError, EOFError, zlib.error):  # (checked before the stream)
+        return
+    except ValueError as exc:  # the general path's message of the record
+        raise StreamRefusedError(str(exc)) from None
 
 
 def _refuse_bad_row(t: Table, row: int | None,
